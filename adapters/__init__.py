@@ -1,0 +1,1 @@
+"""Chat platforms: each turns its events into IncomingMessage and sends replies back."""

@@ -1,0 +1,16 @@
+"""The ``mnemo`` entry point: the outermost layer, so it may hand adapters to the CLI."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from bot.cli import main as cli_main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return cli_main(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The conversation core: addressing, commands, prompts, replies, jobs, CLI and config."""

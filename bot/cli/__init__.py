@@ -1,0 +1,61 @@
+"""The ``mnemo`` command line: a parser built from small command modules.
+
+Adapters are not imported here (``bot`` does not depend on ``adapters``): the entry point in
+``adapters/main.py`` passes the commands that run an adapter in as ``extra_commands``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+
+from bot.cli.base import CliCommand
+from bot.cli.doctor import DoctorCommand
+from bot.cli.reconcile import ReconcileCommand
+from bot.config import ConfigError, load_config
+from memory.errors import MemoryLayerError
+
+BUILT_IN_COMMANDS: tuple[CliCommand, ...] = (DoctorCommand(), ReconcileCommand())
+
+
+def build_parser(commands: Sequence[CliCommand]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mnemo", description="A chat bot that remembers each person, privately."
+    )
+    parser.add_argument("--config", type=Path, help="config file (default: ./mnemo.toml)")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for command in commands:
+        command.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, extra_commands: Sequence[CliCommand] = ()) -> int:
+    commands = (*extra_commands, *BUILT_IN_COMMANDS)
+    arguments = build_parser(commands).parse_args(argv)
+    errors = Console(stderr=True)
+    try:
+        config = load_config(arguments.config)
+    except ConfigError as error:
+        errors.print(f"[red]config error:[/red] {error}", markup=True, highlight=False)
+        return 2
+    logging.basicConfig(
+        level=config.logging.level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    command: CliCommand = arguments.handler
+    try:
+        return asyncio.run(command.run(arguments, config))
+    except MemoryLayerError as error:
+        errors.print(f"[red]error:[/red] {error}", markup=True, highlight=False)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""Settings: one TOML file plus ``MNEMO_<SECTION>__<KEY>`` environment overrides.
+
+Validated once into frozen pydantic models. Parsing has no side effects: nothing is created
+or connected here. Errors name the key path and what is expected, in one line each.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from memory.scope import ScopeMode
+
+DEFAULT_CONFIG_PATH = Path("mnemo.toml")
+ENVIRONMENT_PREFIX = "MNEMO_"
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; the message says which key and what is expected."""
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class StorageSettings(Section):
+    data_dir: Path = Field(Path("data"), description="where the database and index live")
+
+    @property
+    def database_path(self) -> Path:
+        return self.data_dir / "mnemo.sqlite3"
+
+    @property
+    def index_path(self) -> Path:
+        return self.data_dir / "index"
+
+
+class EmbeddingSettings(Section):
+    backend: Literal["fastembed", "ollama"] = "fastembed"
+    model: str = "sentence-transformers/all-MiniLM-L6-v2"
+    model_path: Path | None = Field(None, description="local ONNX directory (offline use)")
+    dimension: int | None = Field(None, gt=0, description="needed for models fastembed lacks")
+    pooling: Literal["mean", "cls"] = "mean"
+    cache_dir: Path | None = None
+    ollama_url: str = "http://127.0.0.1:11434"
+
+
+class MemorySettings(Section):
+    scope_mode: ScopeMode = ScopeMode.USER_ROOM
+    candidate_threshold: float = Field(0.5, ge=-1.0, le=1.0)
+    candidate_limit: int = Field(5, ge=1, le=50)
+    recall_top_k: int = Field(6, ge=1, le=100)
+    max_destructive_actions: int = Field(3, ge=0)
+
+
+class LLMSettings(Section):
+    provider: Literal["ollama", "openai"] = "ollama"
+    base_url: str = "http://127.0.0.1:11434"
+    model: str = "llama3.1:8b"
+    api_key: str | None = Field(None, description="for OpenAI-compatible servers that need one")
+    timeout_seconds: float = Field(120.0, gt=0)
+    temperature: float = Field(0.3, ge=0.0, le=2.0)
+
+
+class ChatSettings(Section):
+    bot_name: str = "Mnemo"
+    command_prefix: str = Field("!", min_length=1, max_length=3)
+    max_message_chars: int = Field(4000, ge=100)
+    rate_limit_per_minute: int = Field(20, ge=1)
+    history_turns: int = Field(12, ge=0, le=200)
+
+
+class LoggingSettings(Section):
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    @field_validator("level", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+
+class Config(Section):
+    storage: StorageSettings = StorageSettings()
+    embedding: EmbeddingSettings = EmbeddingSettings()
+    memory: MemorySettings = MemorySettings()
+    llm: LLMSettings = LLMSettings()
+    chat: ChatSettings = ChatSettings()
+    logging: LoggingSettings = LoggingSettings()
+
+
+def describe_errors(error: ValidationError) -> str:
+    """One line per problem: ``key.path: what is wrong (got ...)``."""
+    lines = []
+    for problem in error.errors():
+        key = ".".join(str(part) for part in problem["loc"])
+        if problem["type"] == "extra_forbidden":
+            lines.append(f"{key}: unknown setting (check the spelling against mnemo.example.toml)")
+            continue
+        got = problem.get("input")
+        suffix = "" if isinstance(got, dict) else f" (got {got!r})"
+        lines.append(f"{key}: {problem['msg']}{suffix}")
+    return "\n".join(lines)
+
+
+def environment_overrides(environ: Mapping[str, str]) -> dict[str, dict[str, str]]:
+    """``MNEMO_LLM__MODEL=x`` becomes ``{"llm": {"model": "x"}}``."""
+    overrides: dict[str, dict[str, str]] = {}
+    for name, value in environ.items():
+        if not name.startswith(ENVIRONMENT_PREFIX) or "__" not in name:
+            continue
+        section, _, key = name[len(ENVIRONMENT_PREFIX) :].lower().partition("__")
+        overrides.setdefault(section, {})[key] = value
+    return overrides
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as file:
+            return tomllib.load(file)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}") from error
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot be read: {error.strerror}") from error
+
+
+def _merge(base: dict[str, Any], overrides: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
+    merged = {key: dict(value) if isinstance(value, dict) else value for key, value in base.items()}
+    for section, values in overrides.items():
+        existing = merged.get(section)
+        merged[section] = {**(existing if isinstance(existing, dict) else {}), **values}
+    return merged
+
+
+def _resolve_paths(raw: dict[str, Any], base_directory: Path) -> dict[str, Any]:
+    """Relative paths in the file are relative to the file, not to the working directory."""
+    for section, key in (
+        ("storage", "data_dir"),
+        ("embedding", "model_path"),
+        ("embedding", "cache_dir"),
+    ):
+        values = raw.get(section)
+        if isinstance(values, dict) and isinstance(values.get(key), str) and values[key]:
+            path = Path(values[key]).expanduser()
+            values[key] = str(path if path.is_absolute() else base_directory / path)
+    return raw
+
+
+def load_config(path: Path | None = None, environ: Mapping[str, str] | None = None) -> Config:
+    """Read the config file (optional unless named) and apply environment overrides.
+
+    ``path`` None means ``$MNEMO_CONFIG`` or ``./mnemo.toml``, and the built-in defaults
+    if that file does not exist. A file named explicitly must exist.
+    """
+    environ = os.environ if environ is None else environ
+    explicit = path is not None or "MNEMO_CONFIG" in environ
+    config_path = path or Path(environ.get("MNEMO_CONFIG", str(DEFAULT_CONFIG_PATH)))
+    raw: dict[str, Any] = {}
+    if config_path.exists():
+        raw = _resolve_paths(_read_toml(config_path), config_path.resolve().parent)
+    elif explicit:
+        raise ConfigError(
+            f"config file {config_path} not found: copy mnemo.example.toml to {config_path}"
+        )
+    raw = _merge(raw, environment_overrides(environ))
+    try:
+        return Config.model_validate(raw)
+    except ValidationError as error:
+        raise ConfigError(describe_errors(error)) from None

@@ -1,0 +1,37 @@
+"""A deterministic embedder for tests that do not care about meaning (test double).
+
+Each word is hashed into a bucket, so texts sharing words are similar and the vectors are
+stable across runs. Tests about similarity use the real model instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import numpy as np
+
+from memory.embedding.base import Vectors, normalise
+
+
+class HashingEmbedder:
+    def __init__(self, dimension: int = 64, model_name: str = "test/hashing") -> None:
+        self.dimension = dimension
+        self._model_name = model_name
+        self.calls: list[list[str]] = []
+
+    @property
+    def model_name(self) -> str:
+        return self._model_name
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        self.calls.append(list(texts))
+        rows = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                digest = hashlib.blake2b(word.encode(), digest_size=4).digest()
+                rows[row, int.from_bytes(digest, "little") % self.dimension] += 1.0
+        return normalise(rows)
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,53 @@
+"""The vector index port: the active facts' vectors, searched inside one scope."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from memory.scope import Scope
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedFact:
+    """One row of the index: derived from an active fact in SQLite."""
+
+    fact_id: int
+    owner: str
+    room: str
+    text: str
+    vector: npt.NDArray[np.float32]
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredFactId:
+    fact_id: int
+    similarity: float
+
+
+class VectorIndex(Protocol):
+    async def upsert(self, facts: Sequence[IndexedFact]) -> None: ...
+
+    async def delete(self, fact_ids: Sequence[int]) -> None: ...
+
+    async def search(
+        self,
+        scope: Scope,
+        vector: npt.NDArray[np.float32],
+        *,
+        limit: int,
+        min_similarity: float | None = None,
+    ) -> list[ScoredFactId]:
+        """The nearest facts visible in ``scope``, most similar first (cosine)."""
+        ...
+
+    async def indexed_models(self) -> dict[int, str]:
+        """Every indexed fact id with the embedding model that made its vector."""
+        ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,146 @@
+"""The LanceDB vector index of active facts (derived data; SQLite is the truth)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import lancedb
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from memory.errors import VectorIndexError
+from memory.index.base import IndexedFact, ScoredFactId
+from memory.index.filters import ids_where, key_digest, scope_where
+from memory.scope import Scope
+
+log = logging.getLogger(__name__)
+
+TABLE_NAME = "facts"
+
+
+def _schema(dimension: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("fact_id", pa.int64(), nullable=False),
+            pa.field("owner_digest", pa.string(), nullable=False),
+            pa.field("room_digest", pa.string(), nullable=False),
+            pa.field("text", pa.string(), nullable=False),
+            pa.field("model", pa.string(), nullable=False),
+            pa.field("vector", pa.list_(pa.float32(), dimension), nullable=False),
+        ]
+    )
+
+
+def _vector_dimension(schema: pa.Schema) -> int:
+    field_type = schema.field("vector").type
+    return int(field_type.list_size)
+
+
+class LanceFactIndex:
+    """Facts' vectors in one LanceDB table, searched with cosine distance and a prefilter."""
+
+    def __init__(self, table: Any, path: Path) -> None:
+        self._table = table
+        self.path = path
+
+    @classmethod
+    async def open(cls, path: Path | str, *, dimension: int) -> LanceFactIndex:
+        """Open the index, (re)creating the table if it is missing or of another dimension.
+
+        A recreated table is empty; reconcile fills it from SQLite.
+        """
+        directory = Path(path)
+        try:
+            connection = await lancedb.connect_async(str(directory))
+            tables = (await connection.list_tables()).tables
+            if TABLE_NAME in tables:
+                table = await connection.open_table(TABLE_NAME)
+                existing = _vector_dimension(await table.schema())
+                if existing == dimension:
+                    return cls(table, directory)
+                log.warning(
+                    "vector index has dimension %d, the embedder %d: rebuilding it",
+                    existing,
+                    dimension,
+                )
+                await connection.drop_table(TABLE_NAME)
+            table = await connection.create_table(TABLE_NAME, schema=_schema(dimension))
+            return cls(table, directory)
+        except (OSError, RuntimeError, ValueError) as error:
+            raise VectorIndexError(
+                f"cannot open the vector index at {directory}: {error}"
+            ) from error
+
+    async def upsert(self, facts: Sequence[IndexedFact]) -> None:
+        if not facts:
+            return
+        rows = [
+            {
+                "fact_id": fact.fact_id,
+                "owner_digest": key_digest(fact.owner),
+                "room_digest": key_digest(fact.room),
+                "text": fact.text,
+                "model": fact.model,
+                "vector": np.asarray(fact.vector, dtype=np.float32),
+            }
+            for fact in facts
+        ]
+        try:
+            await (
+                self._table.merge_insert("fact_id")
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute(rows)
+            )
+        except (OSError, RuntimeError, ValueError) as error:
+            raise VectorIndexError(f"cannot write to the vector index: {error}") from error
+
+    async def delete(self, fact_ids: Sequence[int]) -> None:
+        if not fact_ids:
+            return
+        try:
+            await self._table.delete(ids_where(list(fact_ids)))
+        except (OSError, RuntimeError, ValueError) as error:
+            raise VectorIndexError(f"cannot delete from the vector index: {error}") from error
+
+    async def search(
+        self,
+        scope: Scope,
+        vector: npt.NDArray[np.float32],
+        *,
+        limit: int,
+        min_similarity: float | None = None,
+    ) -> list[ScoredFactId]:
+        query = (
+            self._table.vector_search(np.asarray(vector, dtype=np.float32).ravel())
+            .distance_type("cosine")
+            .where(scope_where(scope))
+            .select(["fact_id"])
+            .limit(limit)
+        )
+        if min_similarity is not None:
+            query = query.distance_range(upper_bound=1.0 - min_similarity)
+        try:
+            rows = await query.to_list()
+        except (OSError, RuntimeError, ValueError) as error:
+            raise VectorIndexError(f"cannot search the vector index: {error}") from error
+        # LanceDB's cosine distance is 1 - cosine similarity.
+        return [ScoredFactId(int(row["fact_id"]), 1.0 - float(row["_distance"])) for row in rows]
+
+    async def indexed_models(self) -> dict[int, str]:
+        rows = await self._table.query().select(["fact_id", "model"]).to_arrow()
+        return dict(zip(rows["fact_id"].to_pylist(), rows["model"].to_pylist(), strict=True))
+
+    async def count(self) -> int:
+        return int(await self._table.count_rows())
+
+    async def optimize(self) -> None:
+        """Compact small fragments left by many single-row writes."""
+        await self._table.optimize()
+
+    async def aclose(self) -> None:
+        self._table.close()

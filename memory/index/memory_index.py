@@ -1,0 +1,58 @@
+"""An in-process vector index over numpy (test double for the LanceDB index)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from memory.embedding.base import cosine_similarity
+from memory.index.base import IndexedFact, ScoredFactId
+from memory.scope import Scope
+
+
+def _visible(fact: IndexedFact, scope: Scope) -> bool:
+    rooms = scope.visible_rooms()
+    return (
+        fact.owner == scope.owner
+        and (rooms.only is None or fact.room == rooms.only)
+        and (rooms.exclude is None or fact.room != rooms.exclude)
+    )
+
+
+class InMemoryVectorIndex:
+    def __init__(self) -> None:
+        self.rows: dict[int, IndexedFact] = {}
+
+    async def upsert(self, facts: Sequence[IndexedFact]) -> None:
+        for fact in facts:
+            self.rows[fact.fact_id] = fact
+
+    async def delete(self, fact_ids: Sequence[int]) -> None:
+        for fact_id in fact_ids:
+            self.rows.pop(fact_id, None)
+
+    async def search(
+        self,
+        scope: Scope,
+        vector: npt.NDArray[np.float32],
+        *,
+        limit: int,
+        min_similarity: float | None = None,
+    ) -> list[ScoredFactId]:
+        scored = [
+            ScoredFactId(fact.fact_id, cosine_similarity(vector, fact.vector))
+            for fact in self.rows.values()
+            if _visible(fact, scope)
+        ]
+        if min_similarity is not None:
+            scored = [item for item in scored if item.similarity >= min_similarity]
+        scored.sort(key=lambda item: item.similarity, reverse=True)
+        return scored[:limit]
+
+    async def indexed_models(self) -> dict[int, str]:
+        return {fact_id: fact.model for fact_id, fact in self.rows.items()}
+
+    async def aclose(self) -> None:
+        return None

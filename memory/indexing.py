@@ -1,0 +1,94 @@
+"""Keeping the vector index in step with SQLite after a commit, and repairing it (reconcile).
+
+SQLite commits first; the index is written after. If the process dies in between, the index
+is missing a row or holds a stale one, and :func:`reconcile` (run at start-up and on a
+schedule) makes it match SQLite again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memory.embedding.base import Embedder, Vectors
+from memory.index.base import IndexedFact, VectorIndex
+from memory.records import Fact
+from memory.store import Store
+
+log = logging.getLogger(__name__)
+
+
+def to_indexed(facts: Sequence[Fact], vectors: Vectors, model: str) -> list[IndexedFact]:
+    return [
+        IndexedFact(fact.id, fact.owner, fact.room, fact.text, vector, model)
+        for fact, vector in zip(facts, vectors, strict=True)
+    ]
+
+
+async def index_facts(
+    index: VectorIndex,
+    embedder: Embedder,
+    facts: Sequence[Fact],
+    vectors: Vectors | None = None,
+) -> None:
+    """Write active facts to the index, embedding them unless their vectors are given."""
+    if not facts:
+        return
+    if vectors is None:
+        vectors = await embedder.embed([fact.text for fact in facts])
+    await index.upsert(to_indexed(facts, vectors, embedder.model_name))
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcileReport:
+    """What reconcile found (and, unless it was a dry run, repaired)."""
+
+    missing: int
+    stale: int
+    reembedded: int
+    dry_run: bool
+
+    @property
+    def in_step(self) -> bool:
+        return self.missing == self.stale == self.reembedded == 0
+
+
+async def reconcile(
+    store: Store,
+    index: VectorIndex,
+    embedder: Embedder,
+    *,
+    dry_run: bool = False,
+    batch_size: int = 256,
+) -> ReconcileReport:
+    """Make the index hold exactly the active facts of SQLite, embedded by ``embedder``."""
+    async with store.transaction() as transaction:
+        active = {fact.id: fact for fact in await transaction.facts.admin_active_facts()}
+    indexed = await index.indexed_models()
+    stale = [fact_id for fact_id in indexed if fact_id not in active]
+    missing = [fact for fact_id, fact in active.items() if fact_id not in indexed]
+    outdated = [
+        fact
+        for fact_id, fact in active.items()
+        if fact_id in indexed and indexed[fact_id] != embedder.model_name
+    ]
+    report = ReconcileReport(len(missing), len(stale), len(outdated), dry_run)
+    if dry_run or report.in_step:
+        return report
+    log.info(
+        "reconcile: %d missing, %d stale, %d to re-embed",
+        report.missing,
+        report.stale,
+        report.reembedded,
+    )
+    await index.delete(stale)
+    to_embed = missing + outdated
+    for start in range(0, len(to_embed), batch_size):
+        batch = to_embed[start : start + batch_size]
+        await index_facts(index, embedder, batch)
+        async with store.transaction() as transaction:
+            await transaction.facts.set_embedding_model(
+                [fact.id for fact in batch], embedder.model_name
+            )
+    return report

@@ -1,0 +1,80 @@
+"""The SQLite store: the source of truth for facts, their events, turns and queued writes."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memory.store.conversation import TurnRepository
+from memory.store.database import Database
+from memory.store.facts import EventDraft, FactRepository, utc_now, visible_in
+from memory.store.pending import PendingWriteRepository
+from memory.store.schema import SettingRow
+
+__all__ = [
+    "Database",
+    "EventDraft",
+    "FactRepository",
+    "PendingWriteRepository",
+    "Store",
+    "StoreTransaction",
+    "TurnRepository",
+    "utc_now",
+    "visible_in",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class StoreTransaction:
+    """The repositories of one transaction: all they do commits together or not at all."""
+
+    session: AsyncSession
+    facts: FactRepository
+    turns: TurnRepository
+    pending: PendingWriteRepository
+
+    async def get_setting(self, key: str) -> str | None:
+        row = await self.session.get(SettingRow, key)
+        return None if row is None else row.value
+
+    async def set_setting(self, key: str, value: str) -> None:
+        row = await self.session.get(SettingRow, key)
+        if row is None:
+            self.session.add(SettingRow(key=key, value=value))
+        else:
+            row.value = value
+
+    async def setting_keys(self, prefix: str) -> list[str]:
+        query = select(SettingRow.key).where(SettingRow.key.startswith(prefix, autoescape=True))
+        return list((await self.session.scalars(query)).all())
+
+
+class Store:
+    """Opens transactions on the database."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    @classmethod
+    async def open(cls, path: Path | str) -> Store:
+        database = Database(path)
+        await database.create_schema()
+        return cls(database)
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[StoreTransaction]:
+        async with self.database.transaction() as session:
+            yield StoreTransaction(
+                session=session,
+                facts=FactRepository(session),
+                turns=TurnRepository(session),
+                pending=PendingWriteRepository(session),
+            )
+
+    async def aclose(self) -> None:
+        await self.database.aclose()

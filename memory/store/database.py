@@ -1,0 +1,71 @@
+"""The SQLite database: one async engine in WAL mode, and the translation of its errors."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+
+from memory.errors import StorageFullError, StoreError
+from memory.store.schema import Base
+
+
+def _set_sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    # WAL lets replies read while a background write is in progress.
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.close()
+
+
+def translate_error(error: SQLAlchemyError) -> StoreError:
+    """Map a SQLAlchemy error to ours; a full disk gets its own type so callers can say so."""
+    original = getattr(error, "orig", None)
+    if isinstance(original, sqlite3.OperationalError) and "full" in str(original).lower():
+        return StorageFullError("the disk holding the database is full; nothing was written")
+    if isinstance(error, OperationalError):
+        return StoreError(f"the database could not be used: {original or error}")
+    return StoreError(f"database error: {error}")
+
+
+class Database:
+    """Owns the engine and hands out sessions; one per process."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.engine: AsyncEngine = create_async_engine(f"sqlite+aiosqlite:///{self.path}")
+        event.listen(self.engine.sync_engine, "connect", _set_sqlite_pragmas)
+        self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+
+    async def create_schema(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            async with self.engine.begin() as connection:
+                await connection.run_sync(Base.metadata.create_all)
+        except SQLAlchemyError as error:
+            raise translate_error(error) from error
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[AsyncSession]:
+        """A session inside one transaction: committed on success, rolled back on error."""
+        try:
+            async with self._sessions() as session, session.begin():
+                yield session
+        except SQLAlchemyError as error:
+            raise translate_error(error) from error
+
+    async def aclose(self) -> None:
+        await self.engine.dispose()

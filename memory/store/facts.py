@@ -1,0 +1,288 @@
+"""Scoped reads and writes of facts and their audit trail.
+
+Every function that touches facts takes a :class:`~memory.scope.Scope`, and the scope is
+part of the SQL ``WHERE``: a fact outside the scope is indistinguishable from an unknown id.
+The only unscoped reads are the ``admin_*`` functions, used by reconcile and operator tools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import ColumnElement, and_, delete, func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memory.records import (
+    Action,
+    Actor,
+    Fact,
+    FactEvent,
+    FactSource,
+    FactStatus,
+    NewFact,
+)
+from memory.scope import Scope
+from memory.store.schema import FactEventRow, FactRow
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def visible_in(scope: Scope) -> ColumnElement[bool]:
+    """The SQL condition for facts that ``scope`` may see (owner always, rooms by mode)."""
+    rooms = scope.visible_rooms()
+    condition = FactRow.owner == scope.owner
+    if rooms.only is not None:
+        condition = and_(condition, FactRow.room == rooms.only)
+    if rooms.exclude is not None:
+        condition = and_(condition, FactRow.room != rooms.exclude)
+    return condition
+
+
+def to_fact(row: FactRow) -> Fact:
+    return Fact(
+        id=row.id,
+        owner=row.owner,
+        room=row.room,
+        text=row.text,
+        category=row.category,
+        status=FactStatus(row.status),
+        source=FactSource(row.source),
+        created_at=row.created_at,
+        valid_from=row.valid_from,
+        valid_to=row.valid_to,
+        superseded_by=row.superseded_by,
+        source_message_id=row.source_message_id,
+        embedding_model=row.embedding_model,
+    )
+
+
+def to_event(row: FactEventRow) -> FactEvent:
+    return FactEvent(
+        id=row.id,
+        owner=row.owner,
+        room=row.room,
+        fact_id=row.fact_id,
+        related_fact_id=row.related_fact_id,
+        proposed_action=row.proposed_action,
+        proposed_target=row.proposed_target,
+        final_action=Action(row.final_action),
+        guard=row.guard,
+        old_text=row.old_text,
+        new_text=row.new_text,
+        actor=Actor(row.actor),
+        created_at=row.created_at,
+        undone_at=row.undone_at,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class EventDraft:
+    """What a caller knows about a decision when it records it."""
+
+    final_action: Action
+    actor: Actor
+    fact_id: int | None = None
+    related_fact_id: int | None = None
+    proposed_action: str | None = None
+    proposed_target: str | None = None
+    guard: str | None = None
+    old_text: str | None = None
+    new_text: str | None = None
+
+
+class FactRepository:
+    """Fact reads and writes inside one open transaction."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def add(self, scope: Scope, new: NewFact, *, embedding_model: str | None = None) -> Fact:
+        row = FactRow(
+            owner=scope.owner,
+            room=scope.room,
+            text=new.text,
+            category=new.category,
+            status=FactStatus.ACTIVE.value,
+            source=new.source.value,
+            created_at=utc_now(),
+            valid_from=new.valid_from,
+            source_message_id=new.source_message_id,
+            embedding_model=embedding_model,
+        )
+        self.session.add(row)
+        await self.session.flush()
+        return to_fact(row)
+
+    async def get(self, scope: Scope, fact_id: int) -> Fact | None:
+        row = await self._row(scope, fact_id)
+        return None if row is None else to_fact(row)
+
+    async def get_many(self, scope: Scope, fact_ids: Sequence[int]) -> list[Fact]:
+        if not fact_ids:
+            return []
+        query = select(FactRow).where(visible_in(scope), FactRow.id.in_(list(fact_ids)))
+        rows = (await self.session.scalars(query)).all()
+        return [to_fact(row) for row in rows]
+
+    async def list_in_scope(
+        self,
+        scope: Scope,
+        *,
+        statuses: Sequence[FactStatus] = (FactStatus.ACTIVE,),
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[Fact]:
+        query = (
+            select(FactRow)
+            .where(visible_in(scope), FactRow.status.in_([s.value for s in statuses]))
+            .order_by(FactRow.id)
+            .offset(offset)
+            .limit(limit)
+        )
+        return [to_fact(row) for row in (await self.session.scalars(query)).all()]
+
+    async def count(
+        self, scope: Scope, *, statuses: Sequence[FactStatus] = (FactStatus.ACTIVE,)
+    ) -> int:
+        query = select(func.count(FactRow.id)).where(
+            visible_in(scope), FactRow.status.in_([s.value for s in statuses])
+        )
+        return int((await self.session.execute(query)).scalar_one())
+
+    async def set_status(
+        self,
+        scope: Scope,
+        fact_id: int,
+        status: FactStatus,
+        *,
+        superseded_by: int | None = None,
+        valid_to: datetime | None = None,
+    ) -> Fact | None:
+        """Change a visible fact's status; ``None`` if the id is not visible in ``scope``."""
+        row = await self._row(scope, fact_id)
+        if row is None:
+            return None
+        row.status = status.value
+        row.superseded_by = superseded_by
+        row.valid_to = valid_to
+        await self.session.flush()
+        return to_fact(row)
+
+    async def erase(self, scope: Scope, fact_id: int) -> list[int]:
+        """Remove a fact for good, with the older versions it replaced and their events.
+
+        Returns the erased ids (empty if the id is not visible in ``scope``).
+        """
+        if await self._row(scope, fact_id) is None:
+            return []
+        chain = [fact_id]
+        frontier = [fact_id]
+        while frontier:
+            query = select(FactRow.id).where(visible_in(scope), FactRow.superseded_by.in_(frontier))
+            frontier = [i for i in (await self.session.scalars(query)).all() if i not in chain]
+            chain.extend(frontier)
+        await self._erase_ids(scope, chain)
+        return chain
+
+    async def erase_all(self, scope: Scope) -> list[int]:
+        """Remove every fact visible in ``scope``, whatever its status, with its events."""
+        ids = list((await self.session.scalars(select(FactRow.id).where(visible_in(scope)))).all())
+        await self._erase_ids(scope, ids)
+        return ids
+
+    async def _erase_ids(self, scope: Scope, ids: Sequence[int]) -> None:
+        if not ids:
+            return
+        id_list = list(ids)
+        await self.session.execute(
+            delete(FactEventRow).where(
+                FactEventRow.owner == scope.owner,
+                or_(FactEventRow.fact_id.in_(id_list), FactEventRow.related_fact_id.in_(id_list)),
+            )
+        )
+        await self.session.execute(
+            update(FactRow)
+            .where(visible_in(scope), FactRow.superseded_by.in_(id_list))
+            .values(superseded_by=None)
+        )
+        await self.session.execute(
+            delete(FactRow).where(visible_in(scope), FactRow.id.in_(id_list))
+        )
+
+    async def record_event(self, scope: Scope, draft: EventDraft) -> FactEvent:
+        row = FactEventRow(
+            owner=scope.owner,
+            room=scope.room,
+            fact_id=draft.fact_id,
+            related_fact_id=draft.related_fact_id,
+            proposed_action=draft.proposed_action,
+            proposed_target=draft.proposed_target,
+            final_action=draft.final_action.value,
+            guard=draft.guard,
+            old_text=draft.old_text,
+            new_text=draft.new_text,
+            actor=draft.actor.value,
+            created_at=utc_now(),
+        )
+        self.session.add(row)
+        await self.session.flush()
+        return to_event(row)
+
+    async def events_for_fact(self, scope: Scope, fact_id: int) -> list[FactEvent]:
+        """The audit trail of one visible fact, oldest first; empty if not visible."""
+        if await self._row(scope, fact_id) is None:
+            return []
+        query = (
+            select(FactEventRow)
+            .where(
+                FactEventRow.owner == scope.owner,
+                or_(FactEventRow.fact_id == fact_id, FactEventRow.related_fact_id == fact_id),
+            )
+            .order_by(FactEventRow.id)
+        )
+        return [to_event(row) for row in (await self.session.scalars(query)).all()]
+
+    async def latest_events(
+        self, scope: Scope, *, actors: Sequence[Actor], limit: int = 20
+    ) -> list[FactEvent]:
+        """The newest events of ``scope``'s owner and rooms by ``actors``, newest first."""
+        rooms = scope.visible_rooms()
+        condition = FactEventRow.owner == scope.owner
+        if rooms.only is not None:
+            condition = and_(condition, FactEventRow.room == rooms.only)
+        if rooms.exclude is not None:
+            condition = and_(condition, FactEventRow.room != rooms.exclude)
+        query = (
+            select(FactEventRow)
+            .where(condition, FactEventRow.actor.in_([a.value for a in actors]))
+            .order_by(FactEventRow.id.desc())
+            .limit(limit)
+        )
+        return [to_event(row) for row in (await self.session.scalars(query)).all()]
+
+    async def mark_undone(self, scope: Scope, event_id: int) -> None:
+        await self.session.execute(
+            update(FactEventRow)
+            .where(FactEventRow.owner == scope.owner, FactEventRow.id == event_id)
+            .values(undone_at=utc_now())
+        )
+
+    async def set_embedding_model(self, fact_ids: Sequence[int], model: str) -> None:
+        """Record which model embedded these facts (used by reconcile, which is unscoped)."""
+        if fact_ids:
+            await self.session.execute(
+                update(FactRow).where(FactRow.id.in_(list(fact_ids))).values(embedding_model=model)
+            )
+
+    async def admin_active_facts(self) -> list[Fact]:
+        """Every active fact of every scope. Operator and reconcile use only."""
+        query = select(FactRow).where(FactRow.status == FactStatus.ACTIVE.value)
+        return [to_fact(row) for row in (await self.session.scalars(query)).all()]
+
+    async def _row(self, scope: Scope, fact_id: int) -> FactRow | None:
+        query = select(FactRow).where(visible_in(scope), FactRow.id == fact_id)
+        return (await self.session.scalars(query)).one_or_none()

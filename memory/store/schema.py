@@ -1,0 +1,114 @@
+"""The SQLite tables. SQLite is the source of truth; the vector index is derived from it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import DateTime, ForeignKey, Index, Integer, String, Text, TypeDecorator
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Stores aware datetimes as UTC and gives them back aware; SQLite would drop the zone."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to the store; use an aware UTC time")
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        return None if value is None else value.replace(tzinfo=UTC)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class FactRow(Base):
+    __tablename__ = "facts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    owner: Mapped[str] = mapped_column(String, nullable=False)
+    room: Mapped[str] = mapped_column(String, nullable=False)
+    text: Mapped[str] = mapped_column(Text, nullable=False)
+    category: Mapped[str] = mapped_column(String, nullable=False, default="general")
+    status: Mapped[str] = mapped_column(String, nullable=False, default="active")
+    source: Mapped[str] = mapped_column(String, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    valid_from: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    valid_to: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    superseded_by: Mapped[int | None] = mapped_column(ForeignKey("facts.id", ondelete="SET NULL"))
+    source_message_id: Mapped[str | None] = mapped_column(String)
+    embedding_model: Mapped[str | None] = mapped_column(String)
+
+    __table_args__ = (Index("ix_facts_scope_status", "owner", "room", "status"),)
+
+
+class FactEventRow(Base):
+    __tablename__ = "fact_events"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    owner: Mapped[str] = mapped_column(String, nullable=False)
+    room: Mapped[str] = mapped_column(String, nullable=False)
+    fact_id: Mapped[int | None] = mapped_column(ForeignKey("facts.id", ondelete="SET NULL"))
+    related_fact_id: Mapped[int | None] = mapped_column(ForeignKey("facts.id", ondelete="SET NULL"))
+    proposed_action: Mapped[str | None] = mapped_column(String)
+    proposed_target: Mapped[str | None] = mapped_column(String)
+    final_action: Mapped[str] = mapped_column(String, nullable=False)
+    guard: Mapped[str | None] = mapped_column(String)
+    old_text: Mapped[str | None] = mapped_column(Text)
+    new_text: Mapped[str | None] = mapped_column(Text)
+    actor: Mapped[str] = mapped_column(String, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    undone_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    __table_args__ = (
+        Index("ix_fact_events_scope", "owner", "room", "id"),
+        Index("ix_fact_events_fact", "fact_id"),
+    )
+
+
+class MessageRow(Base):
+    __tablename__ = "messages"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    room: Mapped[str] = mapped_column(String, nullable=False)
+    author: Mapped[str | None] = mapped_column(String)
+    role: Mapped[str] = mapped_column(String, nullable=False)
+    text: Mapped[str] = mapped_column(Text, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    platform_message_id: Mapped[str | None] = mapped_column(String)
+
+    __table_args__ = (Index("ix_messages_room_time", "room", "created_at"),)
+
+
+class PendingWriteRow(Base):
+    __tablename__ = "pending_writes"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    owner: Mapped[str] = mapped_column(String, nullable=False)
+    room: Mapped[str] = mapped_column(String, nullable=False)
+    text: Mapped[str] = mapped_column(Text, nullable=False)
+    message_time: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    source_message_id: Mapped[str | None] = mapped_column(String)
+    attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+    __table_args__ = (Index("ix_pending_writes_due", "next_attempt_at"),)
+
+
+class SettingRow(Base):
+    """Small key/value state of the store itself (schema version, last job runs)."""
+
+    __tablename__ = "store_settings"
+
+    key: Mapped[str] = mapped_column(String, primary_key=True)
+    value: Mapped[str] = mapped_column(Text, nullable=False)

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Sets up everything the tests need on a fresh machine (Python and the package registries),
+# then runs the quality gates and the whole test suite. CI runs exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -x .venv/bin/python ]; then
+    python3 -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+
+echo "== ruff"
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+echo "== mypy"
+.venv/bin/mypy
+echo "== pytest"
+.venv/bin/python -m pytest "$@"

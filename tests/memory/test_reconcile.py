@@ -1,0 +1,75 @@
+"""Crash consistency: reconcile makes the index match SQLite, the source of truth."""
+
+from __future__ import annotations
+
+from memory.embedding import FastEmbedEmbedder, HashingEmbedder
+from memory.index import LanceFactIndex
+from memory.indexing import index_facts, reconcile
+from memory.records import FactStatus, NewFact
+from memory.scope import Scope
+from memory.store import Store
+
+SCOPE = Scope("console:alice", "console:room1")
+
+
+async def _add(store: Store, *texts: str) -> list[int]:
+    async with store.transaction() as transaction:
+        facts = [await transaction.facts.add(SCOPE, NewFact(text)) for text in texts]
+    return [fact.id for fact in facts]
+
+
+async def test_fact_committed_but_never_indexed_is_found_and_indexed(
+    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
+) -> None:
+    (fact_id,) = await _add(store, "I live in Paris")  # the crash: no index write followed
+    assert await index.indexed_models() == {}
+    dry = await reconcile(store, index, embedder, dry_run=True)
+    assert (dry.missing, dry.stale, dry.reembedded) == (1, 0, 0)
+    assert await index.indexed_models() == {}
+    report = await reconcile(store, index, embedder)
+    assert report.missing == 1
+    assert await index.indexed_models() == {fact_id: embedder.model_name}
+    (query,) = await embedder.embed(["Where do I live?"])
+    assert [hit.fact_id for hit in await index.search(SCOPE, query, limit=1)] == [fact_id]
+    assert (await reconcile(store, index, embedder)).in_step
+
+
+async def test_fact_deleted_in_sqlite_but_still_indexed_is_removed(
+    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
+) -> None:
+    kept_id, gone_id = await _add(store, "I like tea", "I like chess")
+    async with store.transaction() as transaction:
+        await index_facts(
+            index, embedder, await transaction.facts.get_many(SCOPE, [kept_id, gone_id])
+        )
+        await transaction.facts.set_status(SCOPE, gone_id, FactStatus.DELETED)
+    # crash here: the index was never told
+    report = await reconcile(store, index, embedder)
+    assert report.stale == 1
+    assert set(await index.indexed_models()) == {kept_id}
+
+
+async def test_erased_fact_still_indexed_is_removed(
+    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
+) -> None:
+    (fact_id,) = await _add(store, "I like chess")
+    async with store.transaction() as transaction:
+        await index_facts(index, embedder, await transaction.facts.get_many(SCOPE, [fact_id]))
+        await transaction.facts.erase(SCOPE, fact_id)
+    assert (await reconcile(store, index, embedder)).stale == 1
+    assert await index.indexed_models() == {}
+
+
+async def test_changing_the_embedding_model_re_embeds(
+    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
+) -> None:
+    ids = await _add(store, "I like tea", "I have a dog")
+    other_model = HashingEmbedder(dimension=384, model_name="test/other-model")
+    await reconcile(store, index, other_model)
+    assert set((await index.indexed_models()).values()) == {"test/other-model"}
+    report = await reconcile(store, index, embedder)
+    assert report.reembedded == 2
+    assert await index.indexed_models() == dict.fromkeys(ids, embedder.model_name)
+    async with store.transaction() as transaction:
+        facts = await transaction.facts.get_many(SCOPE, ids)
+    assert {fact.embedding_model for fact in facts} == {embedder.model_name}

@@ -1,0 +1,265 @@
+"""The SQLite store: scoped reads and writes, events, turns and the pending queue."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import text
+
+from memory.errors import InvalidScopeError
+from memory.records import Action, Actor, FactSource, FactStatus, NewFact, Role
+from memory.scope import Scope, ScopeMode
+from memory.store import EventDraft, Store
+
+ALICE_R1 = Scope("console:alice", "console:room1")
+ALICE_R2 = Scope("console:alice", "console:room2")
+BOB_R1 = Scope("console:bob", "console:room1")
+ALICE_DM = Scope("console:alice", "console:dm")
+
+
+async def test_add_and_read_back(store: Store) -> None:
+    async with store.transaction() as transaction:
+        fact = await transaction.facts.add(
+            ALICE_R1, NewFact("I live in Paris", "location", FactSource.STATED), embedding_model="m"
+        )
+    async with store.transaction() as transaction:
+        read = await transaction.facts.get(ALICE_R1, fact.id)
+    assert read == fact
+    assert read.status is FactStatus.ACTIVE
+    assert read.created_at.tzinfo is not None
+    assert (read.owner, read.room, read.category) == ("console:alice", "console:room1", "location")
+
+
+async def test_wal_mode_is_on(store: Store) -> None:
+    async with store.transaction() as transaction:
+        mode = (await transaction.session.execute(text("PRAGMA journal_mode"))).scalar_one()
+    assert mode == "wal"
+
+
+async def test_store_survives_reopen(tmp_path: Path) -> None:
+    first = await Store.open(tmp_path / "db.sqlite3")
+    async with first.transaction() as transaction:
+        fact = await transaction.facts.add(ALICE_R1, NewFact("I have a cat"))
+    await first.aclose()
+    second = await Store.open(tmp_path / "db.sqlite3")
+    async with second.transaction() as transaction:
+        assert (await transaction.facts.get(ALICE_R1, fact.id)) == fact
+    await second.aclose()
+
+
+async def test_failed_transaction_writes_nothing(store: Store) -> None:
+    with pytest.raises(RuntimeError):
+        async with store.transaction() as transaction:
+            await transaction.facts.add(ALICE_R1, NewFact("I have a cat"))
+            raise RuntimeError("crash before commit")
+    async with store.transaction() as transaction:
+        assert await transaction.facts.list_in_scope(ALICE_R1) == []
+
+
+async def test_supersede_and_soft_delete_change_status_only_in_scope(store: Store) -> None:
+    async with store.transaction() as transaction:
+        old = await transaction.facts.add(ALICE_R1, NewFact("I live in Paris"))
+        new = await transaction.facts.add(ALICE_R1, NewFact("I live in Berlin"))
+        moment = datetime.now(UTC)
+        superseded = await transaction.facts.set_status(
+            ALICE_R1, old.id, FactStatus.SUPERSEDED, superseded_by=new.id, valid_to=moment
+        )
+        assert await transaction.facts.set_status(BOB_R1, new.id, FactStatus.DELETED) is None
+    assert superseded is not None
+    assert (superseded.status, superseded.superseded_by) == (FactStatus.SUPERSEDED, new.id)
+    async with store.transaction() as transaction:
+        assert [f.text for f in await transaction.facts.list_in_scope(ALICE_R1)] == [
+            "I live in Berlin"
+        ]
+        everything = await transaction.facts.list_in_scope(
+            ALICE_R1, statuses=(FactStatus.ACTIVE, FactStatus.SUPERSEDED)
+        )
+        assert len(everything) == 2
+
+
+async def test_erase_removes_fact_its_history_and_events(store: Store) -> None:
+    async with store.transaction() as transaction:
+        old = await transaction.facts.add(ALICE_R1, NewFact("I live in Paris"))
+        new = await transaction.facts.add(ALICE_R1, NewFact("I live in Berlin"))
+        await transaction.facts.set_status(
+            ALICE_R1, old.id, FactStatus.SUPERSEDED, superseded_by=new.id
+        )
+        await transaction.facts.record_event(
+            ALICE_R1,
+            EventDraft(
+                Action.UPDATE,
+                Actor.PIPELINE,
+                old.id,
+                new.id,
+                old_text="I live in Paris",
+                new_text="I live in Berlin",
+            ),
+        )
+        kept = await transaction.facts.add(ALICE_R1, NewFact("I have a cat"))
+    async with store.transaction() as transaction:
+        assert await transaction.facts.erase(BOB_R1, new.id) == []
+        assert sorted(await transaction.facts.erase(ALICE_R1, new.id)) == sorted([new.id, old.id])
+    async with store.transaction() as transaction:
+        remaining = await transaction.facts.list_in_scope(ALICE_R1, statuses=tuple(FactStatus))
+        assert [f.id for f in remaining] == [kept.id]
+        query = text("SELECT old_text, new_text FROM fact_events")
+        texts = (await transaction.session.execute(query)).all()
+        assert texts == []
+
+
+async def test_events_are_recorded_and_read_per_fact(store: Store) -> None:
+    async with store.transaction() as transaction:
+        fact = await transaction.facts.add(ALICE_R1, NewFact("I like chess"))
+        event = await transaction.facts.record_event(
+            ALICE_R1,
+            EventDraft(
+                Action.ADD,
+                Actor.PIPELINE,
+                fact.id,
+                proposed_action="ADD",
+                proposed_target=None,
+                new_text="I like chess",
+            ),
+        )
+    async with store.transaction() as transaction:
+        assert await transaction.facts.events_for_fact(ALICE_R1, fact.id) == [event]
+        assert await transaction.facts.events_for_fact(BOB_R1, fact.id) == []
+        assert await transaction.facts.events_for_fact(ALICE_R2, fact.id) == []
+        latest = await transaction.facts.latest_events(ALICE_R1, actors=[Actor.PIPELINE])
+        assert latest == [event]
+        assert await transaction.facts.latest_events(BOB_R1, actors=[Actor.PIPELINE]) == []
+        await transaction.facts.mark_undone(ALICE_R1, event.id)
+    async with store.transaction() as transaction:
+        (undone,) = await transaction.facts.events_for_fact(ALICE_R1, fact.id)
+        assert undone.undone_at is not None
+
+
+async def test_every_fact_function_is_blind_outside_the_scope(store: Store) -> None:
+    async with store.transaction() as transaction:
+        fact = await transaction.facts.add(ALICE_R1, NewFact("I live in Paris"))
+    for other in (BOB_R1, ALICE_R2, ALICE_DM):
+        async with store.transaction() as transaction:
+            facts = transaction.facts
+            assert await facts.get(other, fact.id) is None
+            assert await facts.get_many(other, [fact.id]) == []
+            assert await facts.list_in_scope(other, statuses=tuple(FactStatus)) == []
+            assert await facts.count(other, statuses=tuple(FactStatus)) == 0
+            assert await facts.set_status(other, fact.id, FactStatus.DELETED) is None
+            assert await facts.erase(other, fact.id) == []
+            assert await facts.erase_all(other) == []
+            assert await facts.events_for_fact(other, fact.id) == []
+    async with store.transaction() as transaction:
+        assert await transaction.facts.get(ALICE_R1, fact.id) == fact
+
+
+async def test_user_mode_follows_the_person_but_keeps_dm_facts_out_of_groups(store: Store) -> None:
+    async with store.transaction() as transaction:
+        in_room = await transaction.facts.add(ALICE_R1, NewFact("I like chess"))
+        in_dm = await transaction.facts.add(ALICE_DM, NewFact("My salary is secret"))
+        await transaction.facts.add(BOB_R1, NewFact("Bob's fact"))
+    async with store.transaction() as transaction:
+        group = await transaction.facts.list_in_scope(ALICE_R2.with_mode(ScopeMode.USER))
+        direct = await transaction.facts.list_in_scope(ALICE_DM.with_mode(ScopeMode.USER))
+    assert [f.id for f in group] == [in_room.id]
+    assert sorted(f.id for f in direct) == sorted([in_room.id, in_dm.id])
+
+
+def test_scope_rejects_malformed_and_cross_platform_keys() -> None:
+    with pytest.raises(InvalidScopeError):
+        Scope("alice", "console:room")
+    with pytest.raises(InvalidScopeError):
+        Scope("matrix:@alice:x.org", "discord:123")
+
+
+async def test_turns_are_per_room_oldest_first_and_purged(store: Store) -> None:
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    async with store.transaction() as transaction:
+        for minute in range(5):
+            await transaction.turns.add(
+                "console:room1",
+                Role.USER,
+                f"message {minute}",
+                author="console:alice",
+                created_at=start + timedelta(minutes=minute),
+            )
+        await transaction.turns.add(
+            "console:room2", Role.ASSISTANT, "elsewhere", author=None, created_at=start
+        )
+    async with store.transaction() as transaction:
+        recent = await transaction.turns.recent("console:room1", limit=3)
+        assert [turn.text for turn in recent] == ["message 2", "message 3", "message 4"]
+        purged = await transaction.turns.purge_older_than(start + timedelta(minutes=2))
+        assert purged == 3
+        assert len(await transaction.turns.recent("console:room1", limit=10)) == 3
+
+
+async def test_pending_writes_queue_reschedule_and_complete(store: Store) -> None:
+    now = datetime(2026, 1, 1, 12, tzinfo=UTC)
+    async with store.transaction() as transaction:
+        queued = await transaction.pending.enqueue(
+            ALICE_R1, "I moved to Berlin", message_time=now, now=now, source_message_id="m1"
+        )
+    async with store.transaction() as transaction:
+        assert [p.id for p in await transaction.pending.due(now)] == [queued.id]
+        await transaction.pending.reschedule(
+            queued.id, error="LLM down", next_attempt_at=now + timedelta(minutes=1)
+        )
+    async with store.transaction() as transaction:
+        assert await transaction.pending.due(now) == []
+        (later,) = await transaction.pending.due(now + timedelta(minutes=1))
+        assert (later.attempts, later.last_error) == (1, "LLM down")
+        await transaction.pending.complete(queued.id)
+    async with store.transaction() as transaction:
+        assert await transaction.pending.count() == 0
+
+
+async def test_naive_datetimes_are_refused(store: Store) -> None:
+    with pytest.raises(Exception, match="naive datetime"):
+        async with store.transaction() as transaction:
+            await transaction.turns.add(
+                "console:room1", Role.USER, "x", author=None, created_at=datetime(2026, 1, 1)
+            )
+
+
+async def test_settings_round_trip(store: Store) -> None:
+    async with store.transaction() as transaction:
+        await transaction.set_setting("job.consolidate.last_run", "2026-01-01")
+        await transaction.set_setting("job.consolidate.last_run", "2026-01-02")
+    async with store.transaction() as transaction:
+        assert await transaction.get_setting("job.consolidate.last_run") == "2026-01-02"
+        assert await transaction.setting_keys("job.") == ["job.consolidate.last_run"]
+        assert await transaction.get_setting("missing") is None
+
+
+hostile_ids = st.one_of(
+    st.sampled_from(["' OR 1=1 --", "%", "_", "a\nb", "ü'ñ", "\\", "dm", "alice%"]),
+    st.text(min_size=1, max_size=20),
+)
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(owner_id=hostile_ids, room_id=hostile_ids)
+async def test_hostile_ids_see_only_their_own_facts(
+    tmp_path_factory: pytest.TempPathFactory, owner_id: str, room_id: str
+) -> None:
+    store = await Store.open(tmp_path_factory.mktemp("db") / "db.sqlite3")
+    hostile = Scope(f"console:{owner_id}", f"console:{room_id}")
+    async with store.transaction() as transaction:
+        for victim in (ALICE_R1, ALICE_DM, Scope("console:alice", f"console:{room_id}")):
+            await transaction.facts.add(victim, NewFact("secret"))
+        own = await transaction.facts.add(hostile, NewFact("mine"))
+    for mode in ScopeMode:
+        async with store.transaction() as transaction:
+            visible = await transaction.facts.list_in_scope(
+                hostile.with_mode(mode), statuses=tuple(FactStatus)
+            )
+        if owner_id == "alice":
+            continue  # the hostile id happens to be alice herself
+        assert [fact.id for fact in visible] == [own.id]
+    await store.aclose()
