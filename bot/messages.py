@@ -1,0 +1,53 @@
+"""What every adapter produces and consumes: platform events normalised to these types."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memory.scope import Scope, ScopeMode, direct_room_key
+
+
+@dataclass(frozen=True, slots=True)
+class IncomingMessage:
+    """A message as the core sees it, whatever platform it came from.
+
+    ``room_key`` of a DM is ``"<platform>:dm"`` (see :func:`memory.scope.direct_room_key`),
+    so a person's DM memory survives a re-created DM room.
+    """
+
+    platform: str
+    user_key: str
+    display_name: str
+    room_key: str
+    text: str
+    time: datetime
+    is_direct: bool
+    mentions_bot: bool = False
+    reply_to_bot: bool = False
+    message_id: str | None = None
+    reply_to_id: str | None = None
+    thread_id: str | None = None
+
+    def scope(self, mode: ScopeMode = ScopeMode.USER_ROOM) -> Scope:
+        room = direct_room_key(self.platform) if self.is_direct else self.room_key
+        return Scope(self.user_key, room, mode)
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    filename: str
+    content: bytes
+    media_type: str = "application/json"
+
+
+@dataclass(frozen=True, slots=True)
+class OutgoingMessage:
+    """A reply for the adapter to send. ``private`` asks for an ephemeral/only-you reply."""
+
+    text: str
+    room_key: str
+    reply_to_id: str | None = None
+    thread_id: str | None = None
+    private: bool = False
+    attachments: tuple[Attachment, ...] = field(default_factory=tuple)
