@@ -75,6 +75,42 @@ class ChatSettings(Section):
     history_turns: int = Field(12, ge=0, le=200)
 
 
+class SearchSettings(Section):
+    """Web search through a self-hosted SearXNG; empty ``searxng_url`` turns it off."""
+
+    searxng_url: str | None = None
+    timeout_seconds: float = Field(10.0, gt=0)
+    max_results: int = Field(5, ge=1, le=20)
+    language: str | None = None
+    safe_search: Literal[0, 1, 2] = 1
+
+
+class MatrixSettings(Section):
+    homeserver: str | None = None
+    user_id: str | None = None
+    password: str | None = None
+    access_token: str | None = None
+    device_id: str | None = None
+    store_path: Path | None = None
+    allowed_users: tuple[str, ...] = ()
+
+
+class DiscordSettings(Section):
+    token: str | None = None
+    allowed_users: tuple[str, ...] = ()
+    allowed_roles: tuple[str, ...] = ()
+    allowed_channels: tuple[str, ...] = ()
+
+
+class SchedulerSettings(Section):
+    consolidation_interval_minutes: int = Field(60, ge=1)
+    reconcile_interval_minutes: int = Field(360, ge=1)
+    pending_retry_interval_seconds: int = Field(60, ge=5)
+    purge_interval_minutes: int = Field(1440, ge=1)
+    conversation_retention_days: int = Field(30, ge=1)
+    deleted_fact_retention_days: int = Field(90, ge=1)
+
+
 class LoggingSettings(Section):
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
@@ -90,6 +126,10 @@ class Config(Section):
     memory: MemorySettings = MemorySettings()
     llm: LLMSettings = LLMSettings()
     chat: ChatSettings = ChatSettings()
+    search: SearchSettings = SearchSettings()
+    matrix: MatrixSettings = MatrixSettings()
+    discord: DiscordSettings = DiscordSettings()
+    scheduler: SchedulerSettings = SchedulerSettings()
     logging: LoggingSettings = LoggingSettings()
 
 
@@ -142,6 +182,7 @@ def _resolve_paths(raw: dict[str, Any], base_directory: Path) -> dict[str, Any]:
         ("storage", "data_dir"),
         ("embedding", "model_path"),
         ("embedding", "cache_dir"),
+        ("matrix", "store_path"),
     ):
         values = raw.get(section)
         if isinstance(values, dict) and isinstance(values.get(key), str) and values[key]:
