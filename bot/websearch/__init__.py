@@ -1,0 +1,1 @@
+"""Web search through a self-hosted SearXNG."""
