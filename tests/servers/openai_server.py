@@ -1,0 +1,118 @@
+"""An OpenAI-compatible chat-completions server on 127.0.0.1, for tests.
+
+A real HTTP server (stdlib ``ThreadingHTTPServer`` in a thread, so it also serves a
+subprocess while the test blocks). It answers ``POST /v1/chat/completions`` like vLLM or
+llama.cpp do: 404 with ``"The model ... does not exist"`` for an unknown model, 401 without the
+expected API key, and otherwise the next scripted reply (a string, or a callable computing
+one from the request body). Every request body is recorded for assertions.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+Reply = str | Callable[[dict[str, Any]], str]
+
+
+def prompt_of(body: dict[str, Any]) -> str:
+    """All message contents of a recorded request, joined."""
+    return "\n".join(str(message["content"]) for message in body["messages"])
+
+
+@dataclass
+class OpenAICompatibleServer:
+    model: str = "test-model"
+    replies: list[Reply] = field(default_factory=list)
+    fallback: Reply | None = None
+    api_key: str | None = None
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    _server: ThreadingHTTPServer | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "server not started"
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def start(self) -> OpenAICompatibleServer:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self._server = server
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> OpenAICompatibleServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        with self._lock:
+            self.requests.append(body)
+            if body.get("model") != self.model:
+                message = f"The model `{body.get('model')}` does not exist."
+                return 404, {"error": {"message": message, "type": "NotFoundError"}}
+            reply = self.replies.pop(0) if self.replies else self.fallback
+        if reply is None:
+            return 500, {"error": {"message": "test server has no scripted reply left"}}
+        text = reply(body) if callable(reply) else reply
+        return 200, {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion",
+            "model": self.model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                }
+            ],
+        }
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                if self.path != "/v1/chat/completions":
+                    self._send(404, {"detail": "Not Found"})
+                    return
+                expected = f"Bearer {owner.api_key}" if owner.api_key else None
+                if expected is not None and self.headers.get("Authorization") != expected:
+                    self._send(401, {"error": {"message": "Incorrect API key provided"}})
+                    return
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length))
+                self._send(*owner.answer(body))
+
+            def _send(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+        return Handler
