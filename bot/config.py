@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import os
 import tomllib
+import types
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -147,14 +148,39 @@ def describe_errors(error: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def environment_overrides(environ: Mapping[str, str]) -> dict[str, dict[str, str]]:
-    """``MNEMO_LLM__MODEL=x`` becomes ``{"llm": {"model": "x"}}``."""
-    overrides: dict[str, dict[str, str]] = {}
+def _is_list_setting(section: str, key: str) -> bool:
+    """Whether ``section.key`` holds a tuple (such as ``matrix.allowed_users``)."""
+    section_field = Config.model_fields.get(section)
+    section_model = section_field.annotation if section_field else None
+    if not (isinstance(section_model, type) and issubclass(section_model, BaseModel)):
+        return False
+    field = section_model.model_fields.get(key)
+    if field is None:
+        return False
+    origin = get_origin(field.annotation)
+    if origin in (Union, types.UnionType):  # ``tuple[str, ...] | None``
+        return any(get_origin(option) is tuple for option in get_args(field.annotation))
+    return origin is tuple
+
+
+def split_list_value(value: str) -> tuple[str, ...]:
+    """``"@a:x, @b:y"`` -> ``("@a:x", "@b:y")``; an empty string is an empty list."""
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+def environment_overrides(environ: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """``MNEMO_LLM__MODEL=x`` becomes ``{"llm": {"model": "x"}}``.
+
+    An environment variable can only hold a string, so list settings take comma-separated
+    values: ``MNEMO_MATRIX__ALLOWED_USERS=@alice:example.org,@bob:example.org``.
+    """
+    overrides: dict[str, dict[str, Any]] = {}
     for name, value in environ.items():
         if not name.startswith(ENVIRONMENT_PREFIX) or "__" not in name:
             continue
         section, _, key = name[len(ENVIRONMENT_PREFIX) :].lower().partition("__")
-        overrides.setdefault(section, {})[key] = value
+        parsed = split_list_value(value) if _is_list_setting(section, key) else value
+        overrides.setdefault(section, {})[key] = parsed
     return overrides
 
 
@@ -168,7 +194,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot be read: {error.strerror}") from error
 
 
-def _merge(base: dict[str, Any], overrides: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
+def _merge(base: dict[str, Any], overrides: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     merged = {key: dict(value) if isinstance(value, dict) else value for key, value in base.items()}
     for section, values in overrides.items():
         existing = merged.get(section)

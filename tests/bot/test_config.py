@@ -85,3 +85,23 @@ def test_settings_are_frozen() -> None:
     config = Config()
     with pytest.raises(Exception, match="frozen"):
         config.memory.recall_top_k = 3  # type: ignore[misc]
+
+
+def test_environment_list_settings_are_comma_separated(tmp_path: Path) -> None:
+    config = load_config(
+        write(tmp_path, '[matrix]\nallowed_users = ["@file:example.org"]\n'),
+        environ={
+            "MNEMO_MATRIX__ALLOWED_USERS": "@alice:example.org, @*:home.example ,",
+            "MNEMO_DISCORD__ALLOWED_CHANNELS": "123",
+            "MNEMO_DISCORD__ALLOWED_ROLES": "",
+        },
+    )
+    assert config.matrix.allowed_users == ("@alice:example.org", "@*:home.example")
+    assert config.discord.allowed_channels == ("123",)
+    assert config.discord.allowed_roles == ()
+
+
+def test_environment_strings_are_not_split_for_plain_settings(tmp_path: Path) -> None:
+    # A comma in a plain string setting (a model tag, a URL) stays as it is.
+    config = load_config(write(tmp_path, ""), environ={"MNEMO_LLM__MODEL": "a,b"})
+    assert config.llm.model == "a,b"
