@@ -8,6 +8,8 @@ if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+# The Matrix integration tests start a real Synapse from its own virtual environment.
+bash scripts/install-synapse.sh
 
 echo "== ruff"
 .venv/bin/ruff check .
