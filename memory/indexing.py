@@ -74,8 +74,23 @@ async def reconcile(
         if fact_id in indexed and indexed[fact_id] != embedder.model_name
     ]
     report = ReconcileReport(len(missing), len(stale), len(outdated), dry_run)
-    if dry_run or report.in_step:
+    if dry_run:
         return report
+    if not report.in_step:
+        await _repair(store, index, embedder, stale, missing + outdated, batch_size, report)
+    await index.optimize()
+    return report
+
+
+async def _repair(
+    store: Store,
+    index: VectorIndex,
+    embedder: Embedder,
+    stale: list[int],
+    to_embed: list[Fact],
+    batch_size: int,
+    report: ReconcileReport,
+) -> None:
     log.info(
         "reconcile: %d missing, %d stale, %d to re-embed",
         report.missing,
@@ -83,7 +98,6 @@ async def reconcile(
         report.reembedded,
     )
     await index.delete(stale)
-    to_embed = missing + outdated
     for start in range(0, len(to_embed), batch_size):
         batch = to_embed[start : start + batch_size]
         await index_facts(index, embedder, batch)
@@ -91,4 +105,3 @@ async def reconcile(
             await transaction.facts.set_embedding_model(
                 [fact.id for fact in batch], embedder.model_name
             )
-    return report

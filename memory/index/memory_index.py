@@ -54,5 +54,8 @@ class InMemoryVectorIndex:
     async def indexed_models(self) -> dict[int, str]:
         return {fact_id: fact.model for fact_id, fact in self.rows.items()}
 
+    async def optimize(self) -> None:
+        return None
+
     async def aclose(self) -> None:
         return None
