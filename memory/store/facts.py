@@ -283,6 +283,87 @@ class FactRepository:
         query = select(FactRow).where(FactRow.status == FactStatus.ACTIVE.value)
         return [to_fact(row) for row in (await self.session.scalars(query)).all()]
 
+    async def admin_changed_facts_since(
+        self, since: datetime | None, *, also_ids: Sequence[int] = ()
+    ) -> list[Fact]:
+        """Active facts of every scope created, or touched by an event, after ``since``.
+
+        Consolidation's own events do not count, so a run does not wake itself up again;
+        an undo (``undone_at``) does. ``since`` None means every active fact. Consolidation
+        use only: the caller groups the result by (owner, room).
+        """
+        active = FactRow.status == FactStatus.ACTIVE.value
+        if since is None:
+            query = select(FactRow).where(active).order_by(FactRow.id)
+            return [to_fact(row) for row in (await self.session.scalars(query)).all()]
+        touched = select(FactEventRow.fact_id).where(
+            or_(
+                and_(
+                    FactEventRow.created_at > since,
+                    FactEventRow.actor != Actor.CONSOLIDATION.value,
+                ),
+                FactEventRow.undone_at > since,
+            )
+        )
+        related = select(FactEventRow.related_fact_id).where(FactEventRow.undone_at > since)
+        query = (
+            select(FactRow)
+            .where(
+                active,
+                or_(
+                    FactRow.created_at > since,
+                    FactRow.id.in_(touched),
+                    FactRow.id.in_(related),
+                    FactRow.id.in_(list(also_ids)),
+                ),
+            )
+            .order_by(FactRow.id)
+        )
+        return [to_fact(row) for row in (await self.session.scalars(query)).all()]
+
+    async def undone_pairs(self, scope: Scope, actor: Actor) -> set[frozenset[int]]:
+        """The (fact, related fact) pairs of ``actor``'s events in ``scope`` that were undone.
+
+        Consolidation skips these: a person who undid a merge does not want it again.
+        """
+        query = select(FactEventRow.fact_id, FactEventRow.related_fact_id).where(
+            FactEventRow.owner == scope.owner,
+            FactEventRow.room == scope.room,
+            FactEventRow.actor == actor.value,
+            FactEventRow.undone_at.is_not(None),
+        )
+        rows = (await self.session.execute(query)).all()
+        return {frozenset((first, second)) for first, second in rows if first and second}
+
+    async def admin_purge_deleted_before(self, cutoff: datetime) -> list[int]:
+        """Erase facts soft-deleted (status ``deleted``) before ``cutoff``, for every scope.
+
+        The inactive older versions they replaced and the events naming them go too, so the
+        text is really gone. Returns the erased ids. Scheduler use only.
+        """
+        ended = func.coalesce(FactRow.valid_to, FactRow.created_at)
+        query = select(FactRow.id).where(FactRow.status == FactStatus.DELETED.value, ended < cutoff)
+        chain = list((await self.session.scalars(query)).all())
+        frontier = list(chain)
+        while frontier:
+            older = select(FactRow.id).where(
+                FactRow.superseded_by.in_(frontier), FactRow.status != FactStatus.ACTIVE.value
+            )
+            frontier = [i for i in (await self.session.scalars(older)).all() if i not in chain]
+            chain.extend(frontier)
+        if not chain:
+            return []
+        await self.session.execute(
+            delete(FactEventRow).where(
+                or_(FactEventRow.fact_id.in_(chain), FactEventRow.related_fact_id.in_(chain))
+            )
+        )
+        await self.session.execute(
+            update(FactRow).where(FactRow.superseded_by.in_(chain)).values(superseded_by=None)
+        )
+        await self.session.execute(delete(FactRow).where(FactRow.id.in_(chain)))
+        return chain
+
     async def _row(self, scope: Scope, fact_id: int) -> FactRow | None:
         query = select(FactRow).where(visible_in(scope), FactRow.id == fact_id)
         return (await self.session.scalars(query)).one_or_none()

@@ -1,0 +1,64 @@
+"""Applying one decision: a short SQLite transaction, then the index.
+
+The retired fact keeps its row (status ``merged`` or ``superseded``, ``superseded_by`` the
+survivor, ``valid_to`` now) and one MERGE event records both texts, so undo can bring it back.
+The survivor's row and text are not touched.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from memory.consolidation.decisions import MergeDecision
+from memory.consolidation.pairs import consolidation_scope
+from memory.errors import VectorIndexError
+from memory.index.base import VectorIndex
+from memory.records import Action, Actor, FactEvent, FactStatus
+from memory.store import EventDraft, Store
+
+log = logging.getLogger(__name__)
+
+
+async def apply_decision(
+    store: Store, index: VectorIndex, decision: MergeDecision, *, now: datetime
+) -> FactEvent | None:
+    """Retire the decision's fact; ``None`` if either fact is no longer active (a person
+    may have forgotten or changed it since the pair was proposed)."""
+    survivor, retired = decision.survivor, decision.retired
+    if survivor is None or retired is None:
+        return None
+    scope = consolidation_scope(survivor)
+    async with store.transaction() as transaction:
+        current = await transaction.facts.get_many(scope, [survivor.id, retired.id])
+        if len(current) != 2 or any(fact.status is not FactStatus.ACTIVE for fact in current):
+            return None
+        await transaction.facts.set_status(
+            scope,
+            retired.id,
+            decision.retired_status,
+            superseded_by=survivor.id,
+            valid_to=now,
+        )
+        event = await transaction.facts.record_event(
+            scope,
+            EventDraft(
+                final_action=Action.MERGE,
+                actor=Actor.CONSOLIDATION,
+                fact_id=retired.id,
+                related_fact_id=survivor.id,
+                proposed_action=decision.proposed_verdict,
+                proposed_target=decision.proposed_keep,
+                guard=decision.guard,
+                old_text=retired.text,
+                new_text=survivor.text,
+            ),
+        )
+    try:
+        await index.delete([retired.id])
+    except VectorIndexError as error:
+        # SQLite is the truth; reconcile removes the stale row on its next run.
+        log.warning(
+            "consolidation: fact %d stays in the index until reconcile: %s", retired.id, error
+        )
+    return event

@@ -1,0 +1,110 @@
+"""From a pair and a verdict to a decision the code stands behind.
+
+The model proposes, the code decides: a verdict is only ever about a pair that was shown,
+normalised-text duplicates need no model at all, and whenever the model leaves out what the
+code needs (which side has the detail), the safe reading wins and the guard is named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal
+
+from memory.consolidation.judge_prompt import JudgeResponse, PairJudgement
+from memory.consolidation.pairs import CandidatePair
+from memory.consolidation.text import normalise_text
+from memory.records import Fact, FactStatus
+
+Side = Literal["A", "B"]
+
+GUARD_TEXT_EQUAL = "normalised_text_equal"
+GUARD_SURVIVOR_BY_LENGTH = "survivor_by_length"
+GUARD_DETAIL_SIDE_MISSING = "detail_side_missing"
+GUARD_NO_VERDICT = "no_verdict"
+
+
+class Verdict(StrEnum):
+    SAME = "same"
+    REPLACES = "replaces"
+    ADDS_DETAIL = "adds_detail"
+    DIFFERENT = "different"
+
+
+@dataclass(frozen=True, slots=True)
+class MergeDecision:
+    """What the code will do with one pair, and what the model said about it (raw)."""
+
+    pair: CandidatePair
+    verdict: Verdict
+    keep: Side | None
+    proposed_verdict: str | None
+    proposed_keep: str | None
+    guard: str | None
+
+    @property
+    def survivor(self) -> Fact | None:
+        if self.verdict is Verdict.DIFFERENT or self.keep is None:
+            return None
+        return self.pair.older if self.keep == "A" else self.pair.newer
+
+    @property
+    def retired(self) -> Fact | None:
+        if self.verdict is Verdict.DIFFERENT or self.keep is None:
+            return None
+        return self.pair.newer if self.keep == "A" else self.pair.older
+
+    @property
+    def retired_status(self) -> FactStatus:
+        return FactStatus.SUPERSEDED if self.verdict is Verdict.REPLACES else FactStatus.MERGED
+
+
+def text_duplicate_decision(pair: CandidatePair) -> MergeDecision | None:
+    """Equal normalised texts merge without a model; the older row (with its history) stays."""
+    if normalise_text(pair.older.text) != normalise_text(pair.newer.text):
+        return None
+    return MergeDecision(pair, Verdict.SAME, "A", None, None, GUARD_TEXT_EQUAL)
+
+
+def longer_side(pair: CandidatePair) -> Side:
+    return "B" if len(pair.newer.text) > len(pair.older.text) else "A"
+
+
+def decide(pair: CandidatePair, judgement: PairJudgement | None) -> MergeDecision:
+    """The code's decision for one shown pair given the model's judgement of it (or none)."""
+    if judgement is None:
+        return MergeDecision(pair, Verdict.DIFFERENT, None, None, None, GUARD_NO_VERDICT)
+    verdict = Verdict(judgement.verdict)
+    raw = (judgement.verdict, judgement.keep)
+    if verdict is Verdict.DIFFERENT:
+        return MergeDecision(pair, verdict, None, *raw, None)
+    if verdict is Verdict.REPLACES:
+        # A is older by construction, so the newer value B survives.
+        return MergeDecision(pair, verdict, "B", *raw, None)
+    if judgement.keep is not None:
+        return MergeDecision(pair, verdict, judgement.keep, *raw, None)
+    if verdict is Verdict.SAME:
+        return MergeDecision(pair, verdict, longer_side(pair), *raw, GUARD_SURVIVOR_BY_LENGTH)
+    # A detail whose side is unknown is not risked: both facts stay.
+    return MergeDecision(pair, Verdict.DIFFERENT, None, *raw, GUARD_DETAIL_SIDE_MISSING)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchDecisions:
+    decisions: list[MergeDecision]
+    ignored: list[PairJudgement]
+
+
+def decisions_for_batch(pairs: Sequence[CandidatePair], response: JudgeResponse) -> BatchDecisions:
+    """One decision per shown pair. Verdicts naming a pair that was not shown, and second
+    verdicts on a pair, are ignored (returned so the caller can log them)."""
+    by_number: dict[int, PairJudgement] = {}
+    ignored = []
+    for judgement in response.verdicts:
+        if not 1 <= judgement.pair <= len(pairs) or judgement.pair in by_number:
+            ignored.append(judgement)
+            continue
+        by_number[judgement.pair] = judgement
+    decisions = [decide(pair, by_number.get(number)) for number, pair in enumerate(pairs, 1)]
+    return BatchDecisions(decisions, ignored)

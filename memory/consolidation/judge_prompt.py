@@ -1,0 +1,78 @@
+"""The consolidation judge prompt: is this pair one fact, an update, a detail, or two facts?
+
+Pairs are shown with small integer ids (1..k) and their two facts as A (older) and B (newer);
+database ids never reach the model. The reply is narrow: one verdict per pair, plus, for
+``same`` and ``adds_detail``, which side carries the detail. Which side is newer is fixed by
+the code (A is always older), so ``replaces`` needs no direction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memory.llm.base import ChatMessage
+
+PROMPT_VERSION = "consolidation-judge/1"
+
+VerdictName = Literal["same", "replaces", "adds_detail", "different"]
+
+
+class PairJudgement(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    pair: int = Field(description="the pair's number as shown (1..k)")
+    verdict: VerdictName = Field(
+        description=(
+            "same: both say the same thing; replaces: B is a newer value that makes A no "
+            "longer true; adds_detail: one says what the other says and more; different: "
+            "two separate facts (also about different people or things)"
+        )
+    )
+    keep: Literal["A", "B"] | None = Field(
+        None, description="for same and adds_detail: the side with the more detailed text"
+    )
+
+
+class JudgeResponse(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    verdicts: list[PairJudgement] = Field(description="one entry per pair shown")
+
+
+SYSTEM_PROMPT = """\
+You tidy up a person's long-term memory. Each numbered pair holds two facts about the same \
+person, A told earlier and B told later. For every pair decide:
+- "same": A and B state the same fact in different words.
+- "replaces": B is a newer value of the same thing and A is no longer true \
+(a new age, a new city, a changed preference).
+- "adds_detail": both state the same fact, but one adds detail (a name, a reason, a date); \
+set "keep" to the side with the detail.
+- "different": two separate facts, even if the words are similar, for example about \
+different people ("I drive a Toyota" / "My wife drives a Toyota") or different things.
+For "same" also set "keep" to the side with more information. When unsure, answer \
+"different": a wrong merge loses a memory, a missed one costs nothing.
+Answer with JSON: {"verdicts": [{"pair": 1, "verdict": "...", "keep": "A" | "B" | null}]}, \
+one entry per pair."""
+
+
+def _day(moment: datetime) -> str:
+    return moment.date().isoformat()
+
+
+def build_judge_messages(
+    pairs: Sequence[tuple[str, datetime, str, datetime]],
+) -> list[ChatMessage]:
+    """Messages for one batch; ``pairs[i]`` is (older text, its date, newer text, its date)
+    and is shown as pair ``i + 1``."""
+    blocks = [
+        f"Pair {number}\nA ({_day(older_date)}): {older_text}\nB ({_day(newer_date)}): {newer_text}"
+        for number, (older_text, older_date, newer_text, newer_date) in enumerate(pairs, start=1)
+    ]
+    return [
+        ChatMessage("system", SYSTEM_PROMPT),
+        ChatMessage("user", "\n\n".join(blocks)),
+    ]
