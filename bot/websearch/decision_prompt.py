@@ -1,0 +1,103 @@
+"""Prompt: does this message need a web search, and with which queries?
+
+The queries are written from the recent turns, so that a follow-up keeps its context:
+"what's the weather in Paris?" then "and tomorrow?" becomes a query about Paris and
+tomorrow's date; "who directed it?" after a film was named names that film.
+The caller validates the reply against :class:`SearchDecision`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date, timedelta
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memory.llm import ChatMessage
+from memory.records import ConversationTurn, Role
+
+PROMPT_VERSION = "search-decision/1"
+
+MAX_QUERIES = 3
+# Long turns are cut: the decision needs the topic of a turn, not all of it.
+TURN_CHARS = 600
+
+
+class SearchDecision(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    search: bool = Field(
+        description="true when answering needs current or outside information from the web"
+    )
+    queries: list[str] = Field(
+        default_factory=list,
+        description=(
+            "1 to 3 standalone web search queries; each names everything the search needs "
+            "(places, titles, people, absolute dates) without relying on the conversation"
+        ),
+    )
+    time_range: Literal["day", "week", "month", "year"] | None = Field(
+        None, description="limit to recent pages when the question is about news or now"
+    )
+
+
+SYSTEM_PROMPT = """\
+You decide whether a chat assistant needs a web search before it answers the newest \
+message, and if so you write the search queries. Today is {today} ({weekday}).
+
+Search when the answer depends on current or changing information (weather, news, \
+prices, opening hours, schedules, scores, releases), on specific facts about the world \
+the assistant may not know or may have wrong, or when the person asks to look something \
+up. Do not search for greetings, small talk, opinions, statements the person makes about \
+themselves, or questions about what the assistant remembers about them.
+
+Queries must stand alone: a search engine sees only the query, never the conversation.
+- Resolve follow-ups from the conversation: after "what's the weather in Paris?", the \
+message "and tomorrow?" needs the query "Paris weather forecast {tomorrow}".
+- Replace pronouns with what they refer to: after a film was named, "who directed it?" \
+needs the film's title in the query ("Amélie 2001 film director").
+- Turn relative dates (today, tomorrow, next Friday) into absolute dates.
+- Keep queries short, in the language of the message, and leave out anything private \
+about the person that the search does not need.
+
+Answer with JSON only: {{"search": true|false, "queries": [...], \
+"time_range": "day"|"week"|"month"|"year"|null}}."""
+
+
+def _speaker(turn: ConversationTurn) -> str:
+    return "assistant" if turn.role is Role.ASSISTANT else (turn.author or "user")
+
+
+def _transcript(turns: Sequence[ConversationTurn]) -> str:
+    lines = []
+    for turn in turns:
+        text = " ".join(turn.text.split())
+        if len(text) > TURN_CHARS:
+            text = text[:TURN_CHARS] + " …"
+        lines.append(f"{_speaker(turn)}: {text}")
+    return "\n".join(lines) if lines else "(no earlier messages)"
+
+
+def build_messages(text: str, turns: Sequence[ConversationTurn], today: date) -> list[ChatMessage]:
+    """The decision prompt for ``text``, given the recent ``turns`` (oldest first)."""
+    system = SYSTEM_PROMPT.format(
+        today=today.isoformat(),
+        weekday=today.strftime("%A"),
+        tomorrow=(today + timedelta(days=1)).isoformat(),
+    )
+    user = (
+        f"Conversation so far (oldest first):\n{_transcript(turns)}\n\n"
+        f"Newest message:\n{text.strip()}"
+    )
+    return [ChatMessage("system", system), ChatMessage("user", user)]
+
+
+def clean_queries(decision: SearchDecision) -> tuple[str, ...]:
+    """Stripped, de-duplicated, non-empty queries, at most :data:`MAX_QUERIES`."""
+    seen: dict[str, str] = {}
+    for query in decision.queries:
+        cleaned = " ".join(query.split())[:200]
+        if cleaned and cleaned.casefold() not in seen:
+            seen[cleaned.casefold()] = cleaned
+    return tuple(seen.values())[:MAX_QUERIES]

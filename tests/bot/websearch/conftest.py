@@ -1,0 +1,23 @@
+"""Fixtures: a SearXNG-shaped server on 127.0.0.1 and a real client pointed at it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from bot.websearch import SearxngClient
+from tests.servers.searxng_server import SearxngShapedServer, running_searxng
+
+
+@pytest.fixture
+def searxng() -> Iterator[SearxngShapedServer]:
+    with running_searxng() as server:
+        yield server
+
+
+@pytest.fixture
+async def client(searxng: SearxngShapedServer) -> AsyncIterator[SearxngClient]:
+    opened = SearxngClient(searxng.base_url, timeout_seconds=2.0, language="en", safe_search=1)
+    yield opened
+    await opened.aclose()
