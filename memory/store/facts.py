@@ -264,6 +264,33 @@ class FactRepository:
         )
         return [to_event(row) for row in (await self.session.scalars(query)).all()]
 
+    async def latest_undoable_event(
+        self, scope: Scope, *, actors: Sequence[Actor], actions: Sequence[Action]
+    ) -> FactEvent | None:
+        """The newest not-yet-undone event of ``scope`` by ``actors`` with one of ``actions``.
+
+        The filters are in the query, so a long run of NONE events cannot hide older changes.
+        """
+        rooms = scope.visible_rooms()
+        condition = FactEventRow.owner == scope.owner
+        if rooms.only is not None:
+            condition = and_(condition, FactEventRow.room == rooms.only)
+        if rooms.exclude is not None:
+            condition = and_(condition, FactEventRow.room != rooms.exclude)
+        query = (
+            select(FactEventRow)
+            .where(
+                condition,
+                FactEventRow.undone_at.is_(None),
+                FactEventRow.actor.in_([actor.value for actor in actors]),
+                FactEventRow.final_action.in_([action.value for action in actions]),
+            )
+            .order_by(FactEventRow.id.desc())
+            .limit(1)
+        )
+        row = (await self.session.scalars(query)).one_or_none()
+        return None if row is None else to_event(row)
+
     async def mark_undone(self, scope: Scope, event_id: int) -> None:
         await self.session.execute(
             update(FactEventRow)

@@ -78,6 +78,24 @@ class PendingWriteRepository:
             row.last_error = error
             row.next_attempt_at = next_attempt_at
 
+    async def for_owner(self, owner: str) -> list[PendingWrite]:
+        """Every queued write of one person, oldest first (they are processed in this order)."""
+        query = (
+            select(PendingWriteRow)
+            .where(PendingWriteRow.owner == owner)
+            .order_by(PendingWriteRow.id)
+        )
+        return [to_pending(row) for row in (await self.session.scalars(query)).all()]
+
+    async def discard_for_scope(self, scope: Scope) -> int:
+        """Drop the queued writes of one scope (after "forget all", so they cannot re-add)."""
+        result = await self.session.execute(
+            delete(PendingWriteRow).where(
+                PendingWriteRow.owner == scope.owner, PendingWriteRow.room == scope.room
+            )
+        )
+        return int(getattr(result, "rowcount", 0) or 0)
+
     async def complete(self, pending_id: int) -> None:
         """Drop a processed write; done in the same transaction as its facts, so never twice."""
         await self.session.execute(delete(PendingWriteRow).where(PendingWriteRow.id == pending_id))

@@ -1,0 +1,159 @@
+"""Stage 6: apply the planned writes inside one SQLite transaction, then update the index.
+
+UPDATE supersedes (the old row becomes ``superseded`` with ``valid_to`` and
+``superseded_by``) and inserts the new text; DELETE marks the row ``deleted`` and keeps it, so
+undo can bring it back. Every decision, NONE included, becomes one ``fact_events`` row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memory.index.base import IndexedFact, VectorIndex
+from memory.records import Action, Actor, Fact, FactEvent, FactSource, FactStatus, NewFact
+from memory.scope import Scope
+from memory.store import EventDraft, StoreTransaction
+from memory.write.guards import Guard, PlannedWrite, replace_plan, safe_fallback
+
+
+@dataclass(frozen=True, slots=True)
+class AppliedWrite:
+    """One decision as applied: the new fact (ADD/UPDATE), the fact acted on, and its event."""
+
+    text: str
+    action: Action
+    guard: str | None
+    fact: Fact | None
+    target: Fact | None
+    event: FactEvent
+
+
+@dataclass(slots=True)
+class IndexChanges:
+    """What the index must do once SQLite has committed."""
+
+    upsert: list[IndexedFact] = field(default_factory=list)
+    delete: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class ApplyContext:
+    scope: Scope
+    source: FactSource
+    source_message_id: str | None
+    message_time: datetime
+    embedding_model: str
+
+
+async def apply_writes(
+    transaction: StoreTransaction, context: ApplyContext, plans: Sequence[PlannedWrite]
+) -> tuple[list[AppliedWrite], IndexChanges]:
+    changes = IndexChanges()
+    applied = [await apply_one(transaction, context, plan, changes) for plan in plans]
+    return applied, changes
+
+
+async def apply_one(
+    transaction: StoreTransaction,
+    context: ApplyContext,
+    plan: PlannedWrite,
+    changes: IndexChanges,
+) -> AppliedWrite:
+    plan = await recheck_target(transaction, context.scope, plan)
+    new_fact: Fact | None = None
+    target = plan.target
+    if plan.action in (Action.ADD, Action.UPDATE):
+        new_fact = await add_fact(transaction, context, plan, changes)
+    if plan.action is Action.UPDATE and target is not None and new_fact is not None:
+        await transaction.facts.set_status(
+            context.scope,
+            target.id,
+            FactStatus.SUPERSEDED,
+            superseded_by=new_fact.id,
+            valid_to=new_fact.valid_from or context.message_time,
+        )
+        changes.delete.append(target.id)
+    if plan.action is Action.DELETE and target is not None:
+        await transaction.facts.set_status(
+            context.scope, target.id, FactStatus.DELETED, valid_to=context.message_time
+        )
+        changes.delete.append(target.id)
+    event = await transaction.facts.record_event(context.scope, event_draft(plan, new_fact))
+    return AppliedWrite(
+        plan.subject.fact.text,
+        plan.action,
+        None if plan.guard is None else plan.guard.value,
+        new_fact,
+        target,
+        event,
+    )
+
+
+async def recheck_target(
+    transaction: StoreTransaction, scope: Scope, plan: PlannedWrite
+) -> PlannedWrite:
+    """The target must still be visible and active in this very transaction (consolidation may
+    have changed it since the candidates were read); the scope is part of the query."""
+    if not plan.is_destructive or plan.target is None:
+        return plan
+    current = await transaction.facts.get(scope, plan.target.id)
+    if current is not None and current.status is FactStatus.ACTIVE:
+        return plan
+    return replace_plan(plan, safe_fallback(plan.action.value), None, Guard.TARGET_GONE)
+
+
+async def add_fact(
+    transaction: StoreTransaction,
+    context: ApplyContext,
+    plan: PlannedWrite,
+    changes: IndexChanges,
+) -> Fact:
+    proposed = plan.subject.fact
+    fact = await transaction.facts.add(
+        context.scope,
+        NewFact(
+            text=proposed.text,
+            category=proposed.category,
+            source=context.source,
+            valid_from=proposed.valid_from,
+            source_message_id=context.source_message_id,
+        ),
+        embedding_model=context.embedding_model,
+    )
+    changes.upsert.append(
+        IndexedFact(
+            fact.id, fact.owner, fact.room, fact.text, plan.subject.vector, context.embedding_model
+        )
+    )
+    return fact
+
+
+def event_draft(plan: PlannedWrite, new_fact: Fact | None) -> EventDraft:
+    target = plan.target
+    fact_id: int | None
+    related: int | None
+    if plan.action is Action.UPDATE and target is not None and new_fact is not None:
+        fact_id, related = target.id, new_fact.id
+    elif plan.action is Action.ADD and new_fact is not None:
+        fact_id, related = new_fact.id, None
+    else:
+        fact_id, related = (None if target is None else target.id), None
+    return EventDraft(
+        final_action=plan.action,
+        actor=Actor.PIPELINE,
+        fact_id=fact_id,
+        related_fact_id=related,
+        proposed_action=plan.proposed_action,
+        proposed_target=plan.proposed_target,
+        guard=None if plan.guard is None else plan.guard.value,
+        old_text=None if target is None else target.text,
+        new_text=plan.subject.fact.text,
+    )
+
+
+async def update_index(index: VectorIndex, changes: IndexChanges) -> None:
+    """After the commit: a crash here leaves the index behind, and reconcile repairs it."""
+    await index.delete(changes.delete)
+    await index.upsert(changes.upsert)

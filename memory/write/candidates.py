@@ -1,0 +1,50 @@
+"""Stage 2: the active facts of the same scope that a new fact resembles (cosine >= threshold).
+
+The scope filter runs inside the index search, before scoring; the facts are then read back
+from SQLite with the same scope, and only active ones are kept, because the index is derived
+data that can lag behind SQLite for a moment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memory.embedding.base import Vectors
+from memory.index.base import VectorIndex
+from memory.records import Fact, FactStatus
+from memory.scope import Scope
+from memory.store import Store
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    fact: Fact
+    similarity: float
+
+
+async def find_candidates(
+    store: Store,
+    index: VectorIndex,
+    scope: Scope,
+    vectors: Vectors,
+    *,
+    threshold: float,
+    limit: int,
+) -> list[list[Candidate]]:
+    """For each row of ``vectors``, its candidates, most similar first."""
+    scored = [
+        await index.search(scope, row, limit=limit, min_similarity=threshold) for row in vectors
+    ]
+    wanted = {item.fact_id for items in scored for item in items}
+    async with store.transaction() as transaction:
+        facts = {fact.id: fact for fact in await transaction.facts.get_many(scope, list(wanted))}
+    return [
+        [
+            Candidate(facts[item.fact_id], item.similarity)
+            for item in items
+            if item.fact_id in facts
+            and facts[item.fact_id].status is FactStatus.ACTIVE
+            and item.similarity >= threshold
+        ]
+        for items in scored
+    ]

@@ -1,0 +1,29 @@
+"""Errors of the write path.
+
+::
+
+    MemoryLayerError (memory.errors)
+     └── WriteError
+          └── UnusableModelOutput   the model's answer was not valid JSON of the expected
+                                    shape, or named an unknown action: the write stays queued
+
+Errors of the parts it uses (store, index, embedder, language model) pass through unchanged.
+"""
+
+from __future__ import annotations
+
+from memory.errors import MemoryLayerError
+
+
+class WriteError(MemoryLayerError):
+    """The write path could not finish a message."""
+
+
+class UnusableModelOutput(WriteError):
+    """The language model's answer cannot be used; nothing is applied and the write is retried."""
+
+    def __init__(self, stage: str, detail: str, raw: str) -> None:
+        super().__init__(f"{stage}: {detail} (model answered {raw[:200]!r})")
+        self.stage = stage
+        self.detail = detail
+        self.raw = raw

@@ -1,0 +1,29 @@
+"""Reading a language model's JSON answer into a pydantic model, or saying why it cannot be."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from memory.write.errors import UnusableModelOutput
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def parse_answer(stage: str, raw: str, model: type[ModelT]) -> ModelT:
+    try:
+        return model.model_validate_json(strip_code_fence(raw))
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "answer"
+        raise UnusableModelOutput(stage, f"{where}: {first['msg']}", raw) from error
+
+
+def strip_code_fence(raw: str) -> str:
+    """Some models wrap JSON in a Markdown fence even when a schema is given."""
+    text = raw.strip()
+    if text.startswith("```"):
+        text = text.split("\n", 1)[1] if "\n" in text else ""
+        text = text.rsplit("```", 1)[0]
+    return text

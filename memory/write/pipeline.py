@@ -1,0 +1,213 @@
+"""One message through the write path: extract, candidates, decide, guard, apply, index.
+
+Each stage is a function of its own module; this module only chains them. Errors of the
+model or of the storage pass up unchanged, with nothing applied, so the caller can leave the
+write queued and retry it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from memory.embedding.base import Embedder
+from memory.errors import MemoryLayerError
+from memory.index.base import VectorIndex
+from memory.llm import LanguageModel, LanguageModelError
+from memory.records import Action, FactSource
+from memory.scope import Scope
+from memory.store import Store
+from memory.write.apply import AppliedWrite, ApplyContext, apply_writes, update_index
+from memory.write.candidates import find_candidates
+from memory.write.decision import DecisionOutcome, decide
+from memory.write.errors import UnusableModelOutput
+from memory.write.extraction import ProposedFact, extract_facts
+from memory.write.guards import (
+    Guard,
+    PlannedWrite,
+    Subject,
+    from_outcome,
+    limit_batch,
+    shortcut,
+)
+from memory.write.normalise import normalise_text
+from memory.write.precheck import may_hold_fact
+from memory.write.prompts.decision import DecisionItem
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineSettings:
+    candidate_threshold: float
+    candidate_limit: int
+    max_destructive_actions: int
+
+
+@dataclass(frozen=True, slots=True)
+class WriteParts:
+    """Everything the pipeline needs, injected by the writer."""
+
+    store: Store
+    index: VectorIndex
+    embedder: Embedder
+    llm: LanguageModel
+    settings: PipelineSettings
+
+
+@dataclass(frozen=True, slots=True)
+class MessageInput:
+    scope: Scope
+    text: str
+    message_time: datetime
+    source_message_id: str | None = None
+    pending_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOutcome:
+    """What one message or "remember" did; ``completed`` is False if its queue row was gone."""
+
+    writes: tuple[AppliedWrite, ...]
+    llm_calls: int
+    skipped_by_precheck: bool = False
+    completed: bool = True
+
+    def actions(self) -> list[Action]:
+        return [write.action for write in self.writes]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    writes: list[PlannedWrite]
+    llm_calls: int
+
+
+async def process_message(parts: WriteParts, message: MessageInput) -> WriteOutcome:
+    """Extract the user's facts from a queued message and write them (raises to stay queued)."""
+    if not may_hold_fact(message.text):
+        return await commit(parts, message, FactSource.EXTRACTED, Plan([], 0), precheck=True)
+    facts = await extract_facts(parts.llm, message.text, message.message_time)
+    plan = await plan_writes(parts, message.scope, facts, strict=True)
+    plan = Plan(plan.writes, plan.llm_calls + 1)
+    return await commit(parts, message, FactSource.EXTRACTED, plan)
+
+
+async def remember(parts: WriteParts, message: MessageInput, fact: ProposedFact) -> WriteOutcome:
+    """A fact the person asked to be remembered: no extraction, the same candidates and guards;
+    if the model cannot decide, the fact is added (the person asked for it; nothing is lost)."""
+    plan = await plan_writes(parts, message.scope, [fact], strict=False)
+    return await commit(parts, message, FactSource.REMEMBERED, plan)
+
+
+async def plan_writes(
+    parts: WriteParts, scope: Scope, facts: Sequence[ProposedFact], *, strict: bool
+) -> Plan:
+    unique, repeated = split_repeats(facts)
+    subjects = await gather_subjects(parts, scope, unique)
+    planned: dict[int, PlannedWrite] = {}
+    undecided: list[tuple[int, Subject]] = []
+    for position, subject in enumerate(subjects):
+        early = shortcut(subject)
+        if early is None:
+            undecided.append((position, subject))
+        else:
+            planned[position] = early
+    calls = 0
+    if undecided:
+        decided, calls = await decide_subjects(parts.llm, [s for _, s in undecided], strict=strict)
+        planned.update(zip([p for p, _ in undecided], decided, strict=True))
+    ordered = [planned[position] for position in range(len(subjects))]
+    limited = limit_batch(ordered, parts.settings.max_destructive_actions)
+    return Plan(limited + [repeat_plan(fact) for fact in repeated], calls)
+
+
+def split_repeats(
+    facts: Sequence[ProposedFact],
+) -> tuple[list[ProposedFact], list[ProposedFact]]:
+    """The first of each normalised text, and the repeats within the same message."""
+    seen: set[str] = set()
+    unique: list[ProposedFact] = []
+    repeated: list[ProposedFact] = []
+    for fact in facts:
+        key = normalise_text(fact.text)
+        (repeated if key in seen else unique).append(fact)
+        seen.add(key)
+    return unique, repeated
+
+
+def repeat_plan(fact: ProposedFact) -> PlannedWrite:
+    subject = Subject(fact, np.zeros(0, dtype=np.float32), ())
+    return PlannedWrite(subject, Action.NONE, guard=Guard.REPEATED_IN_MESSAGE)
+
+
+async def gather_subjects(
+    parts: WriteParts, scope: Scope, facts: Sequence[ProposedFact]
+) -> list[Subject]:
+    if not facts:
+        return []
+    vectors = await parts.embedder.embed([fact.text for fact in facts])
+    candidates = await find_candidates(
+        parts.store,
+        parts.index,
+        scope,
+        vectors,
+        threshold=parts.settings.candidate_threshold,
+        limit=parts.settings.candidate_limit,
+    )
+    return [
+        Subject(fact, vector, found)
+        for fact, vector, found in zip(facts, vectors, candidates, strict=True)
+    ]
+
+
+async def decide_subjects(
+    llm: LanguageModel, subjects: Sequence[Subject], *, strict: bool
+) -> tuple[list[PlannedWrite], int]:
+    items = [
+        DecisionItem(number, s.fact.text, tuple(c.fact.text for c in s.candidates))
+        for number, s in enumerate(subjects, 1)
+    ]
+    try:
+        round_ = await decide(llm, items)
+    except (UnusableModelOutput, LanguageModelError) as error:
+        if strict:
+            raise
+        log.warning("decision unavailable, adding the remembered fact as is: %s", error)
+        return [PlannedWrite(s, Action.ADD, guard=Guard.DECISION_UNAVAILABLE) for s in subjects], 1
+    outcomes: list[DecisionOutcome] = round_.outcomes
+    plans = [from_outcome(s, o) for s, o in zip(subjects, outcomes, strict=True)]
+    return plans, round_.calls
+
+
+async def commit(
+    parts: WriteParts,
+    message: MessageInput,
+    source: FactSource,
+    plan: Plan,
+    *,
+    precheck: bool = False,
+) -> WriteOutcome:
+    """Apply and complete the queue row in ONE transaction, so nothing is applied twice."""
+    context = ApplyContext(
+        message.scope,
+        source,
+        message.source_message_id,
+        message.message_time,
+        parts.embedder.model_name,
+    )
+    async with parts.store.transaction() as transaction:
+        if message.pending_id is not None:
+            if await transaction.pending.get(message.pending_id) is None:
+                return WriteOutcome((), plan.llm_calls, precheck, completed=False)
+            await transaction.pending.complete(message.pending_id)
+        applied, changes = await apply_writes(transaction, context, plan.writes)
+    try:
+        await update_index(parts.index, changes)
+    except MemoryLayerError:
+        log.exception("index update failed after commit; reconcile will repair it")
+    return WriteOutcome(tuple(applied), plan.llm_calls, precheck)

@@ -1,0 +1,35 @@
+"""A cheap pre-check that skips extraction for messages that cannot hold a fact.
+
+Conservative on purpose: a message is skipped only when it has no letters at all (emoji,
+punctuation, "+1") or when every word is a known acknowledgement or greeting ("ok",
+"thanks a lot", "haha nice", "merci"). Anything else goes to the model, because a skipped
+fact is lost silently while an extra call only costs time. ``benchmarks/precheck_savings.py``
+measures what it saves and checks it never skips a message that holds a fact.
+"""
+
+from __future__ import annotations
+
+from memory.write.normalise import normalise_text
+
+# Words that, alone or together, make a message an acknowledgement, greeting or laugh.
+FILLER_WORDS = frozenset(
+    # A word list reads better as text than as a 100-line literal.
+    """
+    ok okay okey k kk oki okie alright allright fine sure yes yeah yep yup ya no nope nah
+    thanks thank thx ty tysm you u very much so a lot lots cheers
+    cool nice great awesome perfect good lovely neat sweet wow oh ah ahh ooh hmm hm mhm uh um
+    lol lmao rofl haha hahaha hehe heh xd
+    hi hello hey hiya yo morning evening night gn gm good bye goodbye cya see later ttyl
+    np problem welcome sorry oops got it gotcha understood agreed indeed right true exactly
+    merci danke gracias grazie obrigado obrigada oui non ja nein si bien bon bonjour salut
+    hallo tschüss ciao hola vale dale
+    """.split()  # noqa: SIM905
+)
+
+
+def may_hold_fact(text: str) -> bool:
+    """False only for messages that certainly state nothing about the person."""
+    if not any(character.isalpha() for character in text):
+        return False
+    words = normalise_text(text).split()
+    return not all(word in FILLER_WORDS for word in words)

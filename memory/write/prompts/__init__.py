@@ -1,0 +1,1 @@
+"""Prompts of the write path, one module each: response model, message builder, version."""

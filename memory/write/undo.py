@@ -1,0 +1,135 @@
+"""Undo: reverse the latest automatic change of a scope (the pipeline's or consolidation's).
+
+Reversals, by the event's final action:
+
+- ADD      the added fact becomes ``deleted`` and leaves the index;
+- UPDATE   the new fact (``related_fact_id``) becomes ``deleted``, the old one (``fact_id``)
+           active again and back in the index;
+- DELETE   the fact becomes active again and back in the index;
+- MERGE    (consolidation) the merged-away fact (``fact_id``) becomes active again; the
+           survivor (``related_fact_id``) is left as it is.
+
+The undo is itself an event (RESTORE, actor user) and the original is marked undone, in the
+same transaction. Forgetting (``/memory forget``) is final and is not undone here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memory.embedding.base import Embedder
+from memory.index.base import VectorIndex
+from memory.indexing import index_facts
+from memory.records import Action, Actor, Fact, FactEvent, FactStatus
+from memory.scope import Scope
+from memory.store import EventDraft, Store, StoreTransaction, utc_now
+
+UNDOABLE_ACTORS = (Actor.PIPELINE, Actor.CONSOLIDATION)
+UNDOABLE_ACTIONS = (Action.ADD, Action.UPDATE, Action.DELETE, Action.MERGE)
+
+
+@dataclass(frozen=True, slots=True)
+class UndoResult:
+    """What an undo reversed: the original event, and the facts it brought back or removed."""
+
+    undone: FactEvent
+    restored: tuple[Fact, ...]
+    removed: tuple[Fact, ...]
+    event: FactEvent
+
+
+@dataclass(frozen=True, slots=True)
+class Reversal:
+    restored: tuple[Fact, ...] = ()
+    removed: tuple[Fact, ...] = ()
+
+    @property
+    def changed_anything(self) -> bool:
+        return bool(self.restored or self.removed)
+
+
+async def undo_latest(
+    store: Store, index: VectorIndex, embedder: Embedder, scope: Scope
+) -> UndoResult | None:
+    async with store.transaction() as transaction:
+        result = await undo_in_transaction(transaction, scope)
+    if result is None:
+        return None
+    await index.delete([fact.id for fact in result.removed])
+    await index_facts(index, embedder, list(result.restored))
+    return result
+
+
+async def undo_in_transaction(transaction: StoreTransaction, scope: Scope) -> UndoResult | None:
+    while True:
+        event = await transaction.facts.latest_undoable_event(
+            scope, actors=UNDOABLE_ACTORS, actions=UNDOABLE_ACTIONS
+        )
+        if event is None:
+            return None
+        reversal = await reverse(transaction, scope, event)
+        await transaction.facts.mark_undone(scope, event.id)
+        if reversal.changed_anything:
+            return UndoResult(
+                event,
+                reversal.restored,
+                reversal.removed,
+                await record_restore(transaction, scope, event),
+            )
+        # The facts it named have changed since (or are gone): nothing left to reverse.
+
+
+async def reverse(transaction: StoreTransaction, scope: Scope, event: FactEvent) -> Reversal:
+    if event.final_action is Action.ADD:
+        return Reversal(removed=await retire(transaction, scope, event.fact_id))
+    if event.final_action is Action.UPDATE:
+        removed = await retire(transaction, scope, event.related_fact_id)
+        restored = await reactivate(transaction, scope, event.fact_id, FactStatus.SUPERSEDED)
+        return Reversal(restored, removed)
+    if event.final_action is Action.DELETE:
+        return Reversal(await reactivate(transaction, scope, event.fact_id, FactStatus.DELETED))
+    restored = await reactivate(
+        transaction, scope, event.fact_id, FactStatus.MERGED, FactStatus.SUPERSEDED
+    )
+    return Reversal(restored)
+
+
+async def retire(
+    transaction: StoreTransaction, scope: Scope, fact_id: int | None
+) -> tuple[Fact, ...]:
+    """Mark an active fact deleted (it stays in SQLite, out of the index)."""
+    fact = None if fact_id is None else await transaction.facts.get(scope, fact_id)
+    if fact is None or fact.status is not FactStatus.ACTIVE:
+        return ()
+    changed = await transaction.facts.set_status(
+        scope, fact.id, FactStatus.DELETED, valid_to=utc_now()
+    )
+    return () if changed is None else (changed,)
+
+
+async def reactivate(
+    transaction: StoreTransaction, scope: Scope, fact_id: int | None, *expected: FactStatus
+) -> tuple[Fact, ...]:
+    """Make a fact in one of the ``expected`` statuses active again, links cleared."""
+    fact = None if fact_id is None else await transaction.facts.get(scope, fact_id)
+    if fact is None or fact.status not in expected:
+        return ()
+    changed = await transaction.facts.set_status(scope, fact.id, FactStatus.ACTIVE)
+    return () if changed is None else (changed,)
+
+
+async def record_restore(
+    transaction: StoreTransaction, scope: Scope, undone: FactEvent
+) -> FactEvent:
+    return await transaction.facts.record_event(
+        scope,
+        EventDraft(
+            final_action=Action.RESTORE,
+            actor=Actor.USER,
+            fact_id=undone.fact_id,
+            related_fact_id=undone.related_fact_id,
+            proposed_action=f"undo {undone.final_action.value} (event {undone.id})",
+            old_text=undone.new_text,
+            new_text=undone.old_text,
+        ),
+    )
