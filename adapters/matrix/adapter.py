@@ -1,0 +1,221 @@
+"""The Matrix adapter: a sync loop whose callbacks only filter and normalise events.
+
+Pipeline per message: accept (own, old, edited, not allowed -> dropped) -> normalise to an
+:class:`IncomingMessage` -> the core answers under a typing notice -> deliver as Matrix
+replies. Messages of one room are answered in order, so a fact told before a question is
+known when the question is answered; rooms do not wait for each other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from nio import (
+    AsyncClient,
+    InviteMemberEvent,
+    LocalProtocolError,
+    MatrixRoom,
+    MegolmEvent,
+    ProfileGetDisplayNameResponse,
+    RoomGetEventResponse,
+    RoomMessageText,
+    SyncResponse,
+)
+
+from adapters.matrix.allowlist import AllowList
+from adapters.matrix.delivery import Deliverer
+from adapters.matrix.normalise import TextEvent, room_id_of, to_incoming
+from adapters.matrix.relations import relations_of
+from adapters.matrix.typing_notice import typing_notice
+from bot.messages import IncomingMessage, OutgoingMessage
+
+logger = logging.getLogger(__name__)
+
+SYNC_TIMEOUT_MS = 30_000
+UNDECRYPTABLE_NOTICE = (
+    "I could not decrypt your message (my device has no key for it yet). "
+    "Please send it again; if this keeps happening, verify or re-share keys with my device."
+)
+FAILURE_NOTICE = "Sorry, something went wrong while I was answering. Please try again."
+
+
+class ConversationCore(Protocol):
+    async def handle(self, message: IncomingMessage) -> list[OutgoingMessage]: ...
+
+
+class MatrixAdapter:
+    def __init__(
+        self,
+        client: AsyncClient,
+        core: ConversationCore,
+        allowed_users: AllowList,
+        *,
+        max_message_chars: int,
+    ) -> None:
+        self._client = client
+        self._core = core
+        self._allowed_users = allowed_users
+        self._deliverer = Deliverer(client, max_message_chars)
+        self._display_name: str | None = None
+        self._room_locks: dict[str, asyncio.Lock] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.ready = asyncio.Event()
+
+    @property
+    def user_id(self) -> str:
+        user_id: str = self._client.user_id
+        return user_id
+
+    async def run(self) -> None:
+        """Sync until cancelled. History from before start-up is skipped, not answered."""
+        self._client.add_event_callback(self._on_invite, InviteMemberEvent)
+        first = await self._client.sync(timeout=0, full_state=True)
+        if not isinstance(first, SyncResponse):
+            raise ConnectionError(f"first sync with the homeserver failed: {first}")
+        self._display_name = await self._fetch_display_name()
+        # Registered only now: whatever the first sync delivered was said before start-up.
+        self._client.add_event_callback(self._on_text, RoomMessageText)
+        self._client.add_event_callback(self._on_undecryptable, MegolmEvent)
+        self.ready.set()
+        logger.info("Matrix adapter ready as %s", self.user_id)
+        try:
+            await self._client.sync_forever(timeout=SYNC_TIMEOUT_MS, since=first.next_batch)
+        finally:
+            await self._finish_tasks()
+
+    async def _finish_tasks(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _fetch_display_name(self) -> str | None:
+        response = await self._client.get_displayname(self.user_id)
+        if isinstance(response, ProfileGetDisplayNameResponse):
+            name: str | None = response.displayname
+            return name
+        return None
+
+    def _spawn(self, room_id: str, work: Callable[[], Awaitable[None]]) -> None:
+        """Run ``work`` after earlier work of the same room, without holding up the sync."""
+        lock = self._room_locks.setdefault(room_id, asyncio.Lock())
+
+        async def in_order() -> None:
+            async with lock:
+                try:
+                    await work()
+                except Exception:
+                    logger.exception("handling an event in %s failed", room_id)
+
+        task = asyncio.create_task(in_order())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _on_invite(self, room: MatrixRoom, event: InviteMemberEvent) -> None:
+        if event.membership != "invite" or event.state_key != self.user_id:
+            return
+        if not self._allowed_users.allows(event.sender):
+            logger.warning(
+                "rejected the invite of %s to %s: not in matrix.allowed_users",
+                event.sender,
+                room.room_id,
+            )
+            await self._client.room_leave(room.room_id)
+            return
+        response = await self._client.join(room.room_id)
+        logger.info("joined %s on the invite of %s: %s", room.room_id, event.sender, response)
+
+    def _accepts(self, room: MatrixRoom, sender: str) -> bool:
+        if sender == self.user_id:
+            return False
+        if not self._allowed_users.allows(sender):
+            logger.debug("ignored %s in %s: not in matrix.allowed_users", sender, room.room_id)
+            return False
+        return True
+
+    async def _on_text(self, room: MatrixRoom, event: RoomMessageText) -> None:
+        if not self._accepts(room, event.sender):
+            return
+        content: dict[str, Any] = event.source.get("content", {})
+        relations = relations_of(content)
+        if relations.is_edit:
+            # An edit is not a new message: answering it would answer the same thing twice.
+            return
+        text_event = TextEvent(
+            room_id=room.room_id,
+            event_id=event.event_id,
+            sender=event.sender,
+            sender_name=room.user_name(event.sender) or event.sender,
+            content=content,
+            server_timestamp_ms=event.server_timestamp,
+        )
+        self._spawn(room.room_id, lambda: self._answer(room, text_event))
+
+    async def _answer(self, room: MatrixRoom, event: TextEvent) -> None:
+        relations = relations_of(event.content)
+        reply_to_bot = await self._is_bot_event(room.room_id, relations.reply_to_event_id)
+        names = [name for name in (self._display_name, room.user_name(self.user_id)) if name]
+        message = to_incoming(
+            event,
+            relations,
+            is_direct=room.member_count <= 2,
+            bot_user_id=self.user_id,
+            bot_names=names,
+            reply_to_bot=reply_to_bot,
+        )
+        async with typing_notice(self._client, room.room_id):
+            try:
+                answers = await self._core.handle(message)
+            except Exception:
+                logger.exception("the core failed on %s in %s", event.event_id, room.room_id)
+                answers = [
+                    OutgoingMessage(FAILURE_NOTICE, message.room_key, thread_id=message.thread_id)
+                ]
+        for answer in answers:
+            # Answers go to the room the message came from and nowhere else: a wrong room key
+            # from the core must not carry one person's words into another room.
+            target = room_id_of(answer.room_key)
+            if target not in (None, room.room_id):
+                logger.warning("answer for %s kept in %s", answer.room_key, room.room_id)
+            await self._deliverer.deliver(room.room_id, answer, default_reply_to=event.event_id)
+
+    async def _is_bot_event(self, room_id: str, event_id: str | None) -> bool:
+        if event_id is None:
+            return False
+        if event_id in self._deliverer.sent:
+            return True
+        response = await self._client.room_get_event(room_id, event_id)
+        if not isinstance(response, RoomGetEventResponse):
+            return False
+        sender: str = response.event.sender
+        return sender == self.user_id
+
+    async def _on_undecryptable(self, room: MatrixRoom, event: MegolmEvent) -> None:
+        if not self._accepts(room, event.sender):
+            return
+        logger.warning(
+            "could not decrypt %s from %s in %s (session %s)",
+            event.event_id,
+            event.sender,
+            room.room_id,
+            event.session_id,
+        )
+        relations = relations_of(event.source.get("content", {}))
+
+        async def notify() -> None:
+            try:
+                await self._client.request_room_key(event)
+            except LocalProtocolError as error:
+                # Already requested for this session: the notice still goes out.
+                logger.debug("room key request for %s skipped: %s", event.session_id, error)
+            await self._deliverer.send_text(
+                room.room_id,
+                UNDECRYPTABLE_NOTICE,
+                reply_to_event_id=event.event_id,
+                thread_root_id=relations.thread_root_id,
+                notice=True,
+            )
+
+        self._spawn(room.room_id, notify)
