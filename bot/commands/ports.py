@@ -1,0 +1,51 @@
+"""What the core and its commands need from the memory layer's write and read paths.
+
+Small structural types, so the core and its commands depend on behaviour, not on classes:
+:class:`memory.write.MemoryWriter` and :class:`memory.recall.Recaller` satisfy them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+from memory.records import Fact, FactEvent
+from memory.scope import Scope
+from memory.write.pipeline import WriteOutcome
+from memory.write.undo import UndoResult
+
+
+class Recalled(Protocol):
+    @property
+    def fact(self) -> Fact: ...
+
+    @property
+    def score(self) -> float: ...
+
+
+class FactRecall(Protocol):
+    async def for_message(self, scope: Scope, text: str) -> Sequence[Recalled]: ...
+
+    async def lookup(self, scope: Scope, query: str) -> Sequence[Recalled]: ...
+
+
+class MemoryWrites(Protocol):
+    async def submit(
+        self,
+        scope: Scope,
+        text: str,
+        *,
+        message_time: datetime,
+        source_message_id: str | None = None,
+    ) -> Any: ...
+
+    async def remember(self, scope: Scope, text: str) -> WriteOutcome: ...
+
+    async def forget(self, scope: Scope, fact_id: int) -> bool: ...
+
+    async def forget_all(self, scope: Scope) -> int: ...
+
+    async def undo(self, scope: Scope) -> UndoResult | None: ...
+
+    async def history(self, scope: Scope, fact_id: int) -> Sequence[FactEvent]: ...

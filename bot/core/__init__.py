@@ -1,0 +1,15 @@
+"""The conversation core: addressing, routing, prompt assembly, reply, background learning."""
+
+from bot.commands.pausing import PauseSwitch
+from bot.commands.ports import FactRecall, MemoryWrites, Recalled
+from bot.core.core import APOLOGY, ConversationCore, CoreSettings
+
+__all__ = [
+    "APOLOGY",
+    "ConversationCore",
+    "CoreSettings",
+    "FactRecall",
+    "MemoryWrites",
+    "PauseSwitch",
+    "Recalled",
+]
