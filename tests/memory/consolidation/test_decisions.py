@@ -1,0 +1,100 @@
+"""The code's reading of a verdict, and the judge prompt, without a database."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from memory.consolidation import PairJudgement, Verdict, normalise_text
+from memory.consolidation.decisions import decide, text_duplicate_decision
+from memory.consolidation.judge_prompt import PROMPT_VERSION, build_judge_messages
+from memory.consolidation.pairs import CandidatePair, chronological
+from memory.records import Fact, FactSource, FactStatus
+
+
+def fact(fact_id: int, text: str, day: int) -> Fact:
+    moment = datetime(2026, 3, day, tzinfo=UTC)
+    return Fact(
+        fact_id, "console:alice", "console:dm", text, "general", FactStatus.ACTIVE,
+        FactSource.STATED, moment, moment, None, None, None, None,
+    )  # fmt: skip
+
+
+SHORT = fact(10, "I have a dog", 1)
+LONG = fact(11, "I have a dog named Rex, a beagle", 2)
+PAIR = CandidatePair(SHORT, LONG, 0.8)
+
+
+def test_same_with_a_side_keeps_that_side() -> None:
+    decision = decide(PAIR, PairJudgement(pair=1, verdict="same", keep="B"))
+    assert (decision.survivor, decision.retired, decision.guard) == (LONG, SHORT, None)
+    assert decision.retired_status is FactStatus.MERGED
+
+
+def test_same_without_a_side_keeps_the_longer_text_and_says_so() -> None:
+    decision = decide(PAIR, PairJudgement(pair=1, verdict="same"))
+    assert (decision.survivor, decision.guard) == (LONG, "survivor_by_length")
+
+
+def test_adds_detail_without_a_side_merges_nothing() -> None:
+    decision = decide(PAIR, PairJudgement(pair=1, verdict="adds_detail"))
+    assert decision.verdict is Verdict.DIFFERENT
+    assert (decision.retired, decision.guard) == (None, "detail_side_missing")
+    assert decision.proposed_verdict == "adds_detail"
+
+
+def test_replaces_always_keeps_the_newer_and_supersedes() -> None:
+    decision = decide(PAIR, PairJudgement(pair=1, verdict="replaces", keep="A"))
+    assert (decision.survivor, decision.retired) == (LONG, SHORT)
+    assert decision.retired_status is FactStatus.SUPERSEDED
+    assert decision.proposed_keep == "A"
+
+
+def test_a_pair_without_a_verdict_is_left_alone() -> None:
+    decision = decide(PAIR, None)
+    assert (decision.verdict, decision.guard, decision.retired) == (
+        Verdict.DIFFERENT,
+        "no_verdict",
+        None,
+    )
+
+
+def test_text_duplicates_keep_the_older_row() -> None:
+    pair = CandidatePair(fact(1, "I like tea.", 1), fact(2, "i like TEA", 2), 0.99)
+    decision = text_duplicate_decision(pair)
+    assert decision is not None
+    assert (decision.survivor, decision.guard) == (pair.older, "normalised_text_equal")
+    assert (
+        text_duplicate_decision(CandidatePair(fact(1, "I am 34", 1), fact(2, "I am 35", 2), 0.94))
+        is None
+    )
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "equal"),
+    [
+        ("I like tea.", "i like  TEA", True),
+        ("I\u2019m a nurse", "I'm a nurse!", True),
+        ("I'm 34 years old", "I'm 35 years old", False),
+        ("I drive a Toyota", "My wife drives a Toyota", False),
+    ],
+)
+def test_normalised_text(first: str, second: str, equal: bool) -> None:
+    assert (normalise_text(first) == normalise_text(second)) is equal
+
+
+def test_chronological_order_uses_when_the_fact_became_true() -> None:
+    assert chronological(LONG, SHORT) == (SHORT, LONG)
+
+
+def test_the_prompt_numbers_pairs_and_dates_both_sides() -> None:
+    messages = build_judge_messages(
+        [(SHORT.text, SHORT.created_at, LONG.text, LONG.created_at)] * 2
+    )
+    assert PROMPT_VERSION.startswith("consolidation-judge/")
+    assert messages[0].role == "system" and "adds_detail" in messages[0].content
+    assert "Pair 1\nA (2026-03-01): I have a dog\nB (2026-03-02): I have a dog named Rex" in (
+        messages[1].content
+    )
+    assert "Pair 2\n" in messages[1].content
