@@ -1,0 +1,150 @@
+"""Fixtures for the Matrix tests: one real Synapse per session, fresh accounts per test."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from adapters.matrix import MatrixAdapter, log_in
+from adapters.matrix.allowlist import AllowList
+from adapters.matrix.settings import MatrixConnection, PasswordLogin
+from bot.messages import IncomingMessage, OutgoingMessage
+from tests.adapters.matrix.people import Person
+from tests.servers.synapse import RegisteredUser, SynapseServer, synapse_python
+
+
+@pytest.fixture(scope="session")
+def synapse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SynapseServer]:
+    python = synapse_python()
+    if python is None:
+        message = "Synapse is not installed: run scripts/install-synapse.sh"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    server = SynapseServer(python, tmp_path_factory.mktemp("synapse"))
+    server.start()
+    yield server
+    server.stop()
+
+
+def unique(name: str) -> str:
+    return f"{name}{uuid.uuid4().hex[:8]}"
+
+
+class RecordingCore:
+    """Test double for the conversation core: records what the adapter hands it and answers
+    like the core's addressing rules would (DM, mention, reply to the bot, or ``!`` prefix)."""
+
+    def __init__(
+        self,
+        answer: Callable[[IncomingMessage], str] | None = None,
+        delay_seconds: float = 0.0,
+    ) -> None:
+        self.seen: list[IncomingMessage] = []
+        self._answer = answer or (lambda message: f"echo: {message.text}")
+        self._delay_seconds = delay_seconds
+
+    async def handle(self, message: IncomingMessage) -> list[OutgoingMessage]:
+        self.seen.append(message)
+        addressed = (
+            message.is_direct
+            or message.mentions_bot
+            or message.reply_to_bot
+            or message.text.startswith("!")
+        )
+        if not addressed:
+            return []
+        await asyncio.sleep(self._delay_seconds)
+        return [
+            OutgoingMessage(
+                self._answer(message),
+                message.room_key,
+                reply_to_id=message.message_id,
+                thread_id=message.thread_id,
+            )
+        ]
+
+
+class RunningBot:
+    def __init__(self, adapter: MatrixAdapter, task: asyncio.Task[None], device_id: str) -> None:
+        self.adapter = adapter
+        self.task = task
+        self.device_id = device_id
+
+    async def stop(self) -> None:
+        self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.task
+
+
+StartBot = Callable[..., Awaitable[RunningBot]]
+
+
+@pytest.fixture
+def bot_account(synapse: SynapseServer) -> RegisteredUser:
+    return synapse.register(unique("mnemo"))
+
+
+@pytest.fixture
+async def start_bot(
+    synapse: SynapseServer, bot_account: RegisteredUser, tmp_path: Path
+) -> AsyncIterator[StartBot]:
+    """Starts the real adapter (password login, store in tmp_path) around a given core."""
+    running: list[RunningBot] = []
+    clients = []
+
+    async def start(
+        core: RecordingCore,
+        *,
+        allowed: tuple[str, ...] = ("@*:localhost",),
+        max_message_chars: int = 4000,
+    ) -> RunningBot:
+        connection = MatrixConnection(
+            homeserver=synapse.url,
+            user_id=bot_account.user_id,
+            login=PasswordLogin(bot_account.password),
+            store_path=tmp_path / "bot-store",
+            allowed_users=AllowList(allowed),
+        )
+        client = await log_in(connection)
+        clients.append(client)
+        adapter = MatrixAdapter(
+            client, core, connection.allowed_users, max_message_chars=max_message_chars
+        )
+        task = asyncio.create_task(adapter.run())
+        async with asyncio.timeout(30):
+            await adapter.ready.wait()
+        bot = RunningBot(adapter, task, client.device_id)
+        running.append(bot)
+        return bot
+
+    yield start
+    for bot in running:
+        await bot.stop()
+    for client in clients:
+        await client.close()
+
+
+@pytest.fixture
+async def make_person(
+    synapse: SynapseServer, tmp_path: Path
+) -> AsyncIterator[Callable[..., Awaitable[Person]]]:
+    people: list[Person] = []
+
+    async def make(name: str, *, encryption: bool = True) -> Person:
+        account = synapse.register(unique(name))
+        person = await Person.log_in(
+            synapse.url, account, tmp_path / f"store-{account.localpart}", encryption=encryption
+        )
+        people.append(person)
+        return person
+
+    yield make
+    for person in people:
+        await person.close()
