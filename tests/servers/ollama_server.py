@@ -1,0 +1,171 @@
+"""An Ollama-shaped HTTP server on 127.0.0.1, for tests of anything that talks to Ollama.
+
+A real HTTP server (stdlib ``ThreadingHTTPServer`` in a thread). It answers like Ollama does:
+
+- ``POST /api/chat``: 404 ``{"error": "model \\"x\\" not found, try pulling it first"}`` for a
+  model it does not have, otherwise the next scripted reply; with ``"stream": true`` the
+  reply comes as NDJSON chunks ending with ``"done": true``;
+- ``GET /api/tags``: the models it has.
+
+A scripted reply is a string, a callable computing one from the request body, ``DROP``
+(close the connection without answering, as a crashing server does), ``Slow(seconds, text)``
+(answer late, for timeouts) or ``Failure(status, message)``. Every request body is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Slow:
+    seconds: float
+    text: str
+
+
+@dataclass(frozen=True)
+class Failure:
+    status: int
+    message: str
+
+
+class Drop:
+    """Close the connection without an answer."""
+
+
+DROP = Drop()
+
+Reply = str | Callable[[dict[str, Any]], str] | Slow | Failure | Drop
+
+
+def prompt_of(body: dict[str, Any]) -> str:
+    """All message contents of a recorded request, joined."""
+    return "\n".join(str(message["content"]) for message in body["messages"])
+
+
+@dataclass
+class OllamaServer:
+    models: tuple[str, ...] = ("llama3.1:8b",)
+    replies: list[Reply] = field(default_factory=list)
+    fallback: Reply | None = None
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    _server: ThreadingHTTPServer | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "server not started"
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> OllamaServer:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        server.daemon_threads = True
+        # A short poll interval makes stop() quick.
+        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+        self._server = server
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> OllamaServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def next_reply(self, body: dict[str, Any]) -> Reply | None:
+        with self._lock:
+            self.requests.append(body)
+            if body.get("model") not in self.models:
+                name = body.get("model")
+                return Failure(404, f'model "{name}" not found, try pulling it first')
+            return self.replies.pop(0) if self.replies else self.fallback
+
+    def chat_chunk(self, body: dict[str, Any], text: str, *, done: bool) -> dict[str, Any]:
+        chunk: dict[str, Any] = {
+            "model": body.get("model"),
+            "created_at": "2026-11-29T12:00:00Z",
+            "message": {"role": "assistant", "content": text},
+            "done": done,
+        }
+        if done:
+            chunk.update(done_reason="stop", total_duration=1, eval_count=len(text.split()))
+        return chunk
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                if self.path != "/api/tags":
+                    self._send(404, {"error": "404 page not found"})
+                    return
+                self._send(200, {"models": [{"name": m, "model": m} for m in owner.models]})
+
+            def do_POST(self) -> None:
+                if self.path != "/api/chat":
+                    self._send(404, {"error": "404 page not found"})
+                    return
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length))
+                reply = owner.next_reply(body)
+                if reply is None:
+                    self._send(500, {"error": "test server has no scripted reply left"})
+                elif isinstance(reply, Drop):
+                    self.close_connection = True
+                    self.connection.close()
+                elif isinstance(reply, Failure):
+                    self._send(reply.status, {"error": reply.message})
+                else:
+                    if isinstance(reply, Slow):
+                        time.sleep(reply.seconds)
+                        text = reply.text
+                    else:
+                        text = reply(body) if callable(reply) else reply
+                    self._answer(body, text)
+
+            def _answer(self, body: dict[str, Any], text: str) -> None:
+                if not body.get("stream", True):
+                    self._send(200, owner.chat_chunk(body, text, done=True))
+                    return
+                lines = [
+                    owner.chat_chunk(body, text, done=False),
+                    owner.chat_chunk(body, "", done=True),
+                ]
+                data = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+                self._write(200, "application/x-ndjson", data)
+
+            def _send(self, status: int, payload: dict[str, Any]) -> None:
+                self._write(status, "application/json", json.dumps(payload).encode())
+
+            def _write(self, status: int, content_type: str, data: bytes) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", content_type)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    return  # the client gave up (a timeout test); nothing to answer
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+        return Handler
