@@ -3,8 +3,9 @@
 A real HTTP server (stdlib ``ThreadingHTTPServer`` in a thread, so it also serves a
 subprocess while the test blocks). It answers ``POST /v1/chat/completions`` like vLLM or
 llama.cpp do: 404 with ``"The model ... does not exist"`` for an unknown model, 401 without the
-expected API key, and otherwise the next scripted reply (a string, or a callable computing
-one from the request body). Every request body is recorded for assertions.
+expected API key (also on ``GET /v1/models``, which lists the one model), and otherwise the
+next scripted reply (a string, or a callable computing one from the request body). Every
+request body is recorded for assertions.
 """
 
 from __future__ import annotations
@@ -92,6 +93,18 @@ class OpenAICompatibleServer:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                # GET /v1/models, as vLLM and llama.cpp's server list what they serve.
+                if self.path != "/v1/models":
+                    self._send(404, {"detail": "Not Found"})
+                    return
+                expected = f"Bearer {owner.api_key}" if owner.api_key else None
+                if expected is not None and self.headers.get("Authorization") != expected:
+                    self._send(401, {"error": {"message": "Incorrect API key provided"}})
+                    return
+                model = {"id": owner.model, "object": "model", "owned_by": "test"}
+                self._send(200, {"object": "list", "data": [model]})
+
             def do_POST(self) -> None:
                 if self.path != "/v1/chat/completions":
                     self._send(404, {"detail": "Not Found"})
