@@ -25,6 +25,7 @@ from memory.consolidation.decisions import (
 from memory.consolidation.judge import JudgeReplyInvalid, judge_batch
 from memory.consolidation.pairs import CandidatePair, consolidation_scope, propose_pairs
 from memory.embedding.base import Embedder
+from memory.errors import StoreError
 from memory.index.base import VectorIndex
 from memory.llm.base import LanguageModel, LanguageModelError
 from memory.records import Actor, Fact
@@ -198,8 +199,14 @@ async def apply_decisions(run: _Run, decisions: Sequence[MergeDecision]) -> None
             run.retry.update(decision.pair.ids - retired)
             continue
         if not run.report.dry_run:
-            event = await apply_decision(run.store, run.index, decision, now=run.now)
+            try:
+                event = await apply_decision(run.store, run.index, decision, now=run.now)
+            except StoreError as error:
+                # A write of the same person's memory won the race; look again next run.
+                log.warning("consolidation: pair left for the next run: %s", error)
+                event = None
             if event is None:
+                run.retry.update(decision.pair.ids)
                 run.report.skipped.append(decision)
                 continue
             run.report.applied.append(decision)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from memory.consolidation import consolidate, propose_pairs
+from memory.consolidation import PairJudgement, apply_decision, consolidate, propose_pairs
+from memory.consolidation.decisions import decide
 from memory.embedding.base import Embedder
 from memory.index import LanceFactIndex
 from memory.llm import ChatMessage, LanguageModelUnavailable, ScriptedLanguageModel
 from memory.records import Fact, FactStatus
-from memory.store import Store
+from memory.store import Store, utc_now
 from tests.memory.consolidation.helpers import (
     ALICE_DM,
     ALICE_ROOM,
@@ -179,3 +180,25 @@ async def test_a_fact_merged_away_in_this_run_is_not_merged_again(
         FactStatus.MERGED,
         FactStatus.MERGED,
     ]
+
+
+async def test_a_fact_changed_after_the_proposal_is_not_merged(
+    store: Store, index: LanceFactIndex, embedder: Embedder
+) -> None:
+    older, newer = await add_facts(
+        store, index, embedder, ALICE_DM, ["I have a dog named Rex", "My dog is called Rex"]
+    )
+    (pair,) = await propose_pairs(
+        store, index, embedder, ALICE_DM, [newer], threshold=0.5, neighbours=5
+    )
+    async with store.transaction() as transaction:
+        # The person deletes one of them while the model is still judging.
+        await transaction.facts.set_status(ALICE_DM, older.id, FactStatus.DELETED)
+
+    decision = decide(pair, PairJudgement(pair=1, verdict="same", keep="A"))
+    event = await apply_decision(store, index, decision, now=utc_now())
+
+    assert event is None
+    assert await all_statuses(store, [older, newer]) == [FactStatus.DELETED, FactStatus.ACTIVE]
+    async with store.transaction() as transaction:
+        assert await transaction.facts.events_for_fact(ALICE_DM, newer.id) == []

@@ -1,0 +1,214 @@
+"""Background maintenance on APScheduler: consolidation, index reconcile, retry of queued
+memory writes, and purge of old conversation turns and soft-deleted facts.
+
+Jobs are coroutines on the bot's own event loop; they write in short transactions and yield,
+so replies are never kept waiting. Intervals come from the ``scheduler`` config section and
+each job's last successful run is kept in the database (``scheduler.last_run.<job>``), so a
+restart resumes the schedule instead of starting it over or skipping a run. Every job can
+also be run by hand (:meth:`MaintenanceScheduler.run_now`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.interval import IntervalTrigger
+
+from bot.config import Config
+from memory.consolidation import ConsolidationSettings, consolidate
+from memory.embedding.base import Embedder
+from memory.index.base import VectorIndex
+from memory.indexing import reconcile
+from memory.llm.base import LanguageModel
+from memory.store import Store, utc_now
+
+log = logging.getLogger(__name__)
+
+LAST_RUN_PREFIX = "scheduler.last_run."
+CONSOLIDATION = "consolidation"
+RECONCILE = "reconcile"
+PENDING_RETRY = "pending_retry"
+PURGE = "purge"
+
+
+class PendingWriteProcessor(Protocol):
+    """The write path's queue worker (``memory.write`` ``MemoryWriter``)."""
+
+    async def process_due(self) -> object: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A named maintenance task; ``run`` returns a one-line summary for the log."""
+
+    name: str
+    interval: timedelta
+    run: Callable[[], Awaitable[str]]
+
+
+def last_run_key(name: str) -> str:
+    return LAST_RUN_PREFIX + name
+
+
+async def last_run(store: Store, name: str) -> datetime | None:
+    async with store.transaction() as transaction:
+        value = await transaction.get_setting(last_run_key(name))
+    return None if value is None else datetime.fromisoformat(value)
+
+
+def first_run_time(
+    previous: datetime | None, interval: timedelta, now: datetime, startup_delay: timedelta
+) -> datetime:
+    """One interval after the last run, but never before ``now + startup_delay``: a run
+    missed while the bot was down happens soon after start-up, not all at once at boot."""
+    due = (previous or now) + interval
+    return max(due, now + startup_delay)
+
+
+class MaintenanceScheduler:
+    """Runs :class:`Job`\\s on an ``AsyncIOScheduler`` and records their last runs."""
+
+    def __init__(
+        self,
+        store: Store,
+        jobs: Sequence[Job],
+        *,
+        startup_delay: timedelta = timedelta(seconds=30),
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.store = store
+        self.jobs = {job.name: job for job in jobs}
+        self.startup_delay = startup_delay
+        self.clock = clock
+        self._scheduler = AsyncIOScheduler(timezone=UTC)
+        self._locks = {name: asyncio.Lock() for name in self.jobs}
+
+    async def start(self) -> None:
+        now = self.clock()
+        for job in self.jobs.values():
+            previous = await last_run(self.store, job.name)
+            self._scheduler.add_job(
+                self.run_now,
+                IntervalTrigger(seconds=job.interval.total_seconds(), timezone=UTC),
+                args=[job.name],
+                id=job.name,
+                next_run_time=first_run_time(previous, job.interval, now, self.startup_delay),
+                max_instances=1,
+                coalesce=True,
+                misfire_grace_time=None,
+            )
+        self._scheduler.start()
+
+    def next_run_times(self) -> dict[str, datetime]:
+        return {job.id: job.next_run_time for job in self._scheduler.get_jobs()}
+
+    async def run_now(self, name: str) -> str | None:
+        """Run one job now (by hand or on schedule); ``None`` if it failed (logged)."""
+        job = self.jobs[name]
+        async with self._locks[name]:
+            started = self.clock()
+            try:
+                summary = await job.run()
+            except Exception:
+                # A failing job must not stop the others or the bot; it runs again next time.
+                log.exception("scheduled job %s failed", name)
+                return None
+            async with self.store.transaction() as transaction:
+                await transaction.set_setting(last_run_key(name), started.isoformat())
+        log.info("scheduled job %s: %s", name, summary)
+        return summary
+
+    async def shutdown(self) -> None:
+        if self._scheduler.running:
+            self._scheduler.shutdown(wait=False)
+            # APScheduler shuts down through call_soon; let it happen before returning.
+            await asyncio.sleep(0)
+
+
+def consolidation_settings(config: Config) -> ConsolidationSettings:
+    """The calibrated candidate threshold and k of the write path, used here too."""
+    return ConsolidationSettings(
+        candidate_threshold=config.memory.candidate_threshold,
+        neighbours=config.memory.candidate_limit,
+    )
+
+
+def consolidation_job(
+    config: Config,
+    store: Store,
+    index: VectorIndex,
+    embedder: Embedder,
+    model: LanguageModel | None,
+) -> Job:
+    async def run() -> str:
+        report = await consolidate(store, index, embedder, model, consolidation_settings(config))
+        return (
+            f"{report.scopes_visited} scopes, {report.pairs_proposed} pairs, "
+            f"{len(report.applied)} merged, {report.failed_batches} batches left for later"
+        )
+
+    interval = timedelta(minutes=config.scheduler.consolidation_interval_minutes)
+    return Job(CONSOLIDATION, interval, run)
+
+
+def reconcile_job(config: Config, store: Store, index: VectorIndex, embedder: Embedder) -> Job:
+    async def run() -> str:
+        report = await reconcile(store, index, embedder)
+        return f"{report.missing} missing, {report.stale} stale, {report.reembedded} re-embedded"
+
+    return Job(RECONCILE, timedelta(minutes=config.scheduler.reconcile_interval_minutes), run)
+
+
+def pending_retry_job(config: Config, writer: PendingWriteProcessor) -> Job:
+    async def run() -> str:
+        return f"processed: {await writer.process_due()}"
+
+    interval = timedelta(seconds=config.scheduler.pending_retry_interval_seconds)
+    return Job(PENDING_RETRY, interval, run)
+
+
+def purge_job(
+    config: Config, store: Store, index: VectorIndex, clock: Callable[[], datetime] = utc_now
+) -> Job:
+    settings = config.scheduler
+
+    async def run() -> str:
+        now = clock()
+        async with store.transaction() as transaction:
+            turns = await transaction.turns.purge_older_than(
+                now - timedelta(days=settings.conversation_retention_days)
+            )
+        async with store.transaction() as transaction:
+            facts = await transaction.facts.admin_purge_deleted_before(
+                now - timedelta(days=settings.deleted_fact_retention_days)
+            )
+        # Deleted facts are not indexed; this only catches a row a crash left behind.
+        await index.delete(facts)
+        return f"{turns} conversation turns and {len(facts)} deleted facts purged"
+
+    return Job(PURGE, timedelta(minutes=settings.purge_interval_minutes), run)
+
+
+def build_jobs(
+    config: Config,
+    store: Store,
+    index: VectorIndex,
+    embedder: Embedder,
+    model: LanguageModel | None,
+    writer: PendingWriteProcessor | None,
+) -> list[Job]:
+    """Every maintenance job; the queue retry only when there is a writer to retry with."""
+    jobs = [
+        consolidation_job(config, store, index, embedder, model),
+        reconcile_job(config, store, index, embedder),
+        purge_job(config, store, index),
+    ]
+    if writer is not None:
+        jobs.append(pending_retry_job(config, writer))
+    return jobs

@@ -1,0 +1,242 @@
+"""The maintenance scheduler: real APScheduler, real SQLite and LanceDB, real write path."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from bot.config import Config, MemorySettings, SchedulerSettings
+from bot.scheduler import (
+    CONSOLIDATION,
+    PENDING_RETRY,
+    PURGE,
+    RECONCILE,
+    Job,
+    MaintenanceScheduler,
+    build_jobs,
+    consolidation_job,
+    first_run_time,
+    last_run,
+    purge_job,
+)
+from memory.embedding.base import Embedder
+from memory.index import LanceFactIndex
+from memory.llm import ScriptedLanguageModel
+from memory.records import FactStatus, NewFact, Role
+from memory.scope import Scope
+from memory.store import Store, utc_now
+from memory.write import MemoryWriter, WriteSettings
+from tests.memory.consolidation.helpers import ALICE_DM, GoodJudge, add_facts
+
+NOW = datetime(2026, 6, 1, 12, tzinfo=UTC)
+
+
+def config_with(**memory: float) -> Config:
+    return Config(memory=MemorySettings.model_validate(memory))
+
+
+async def test_a_job_run_by_hand_records_its_last_run(store: Store) -> None:
+    runs: list[str] = []
+
+    async def work() -> str:
+        runs.append("ran")
+        return "did it"
+
+    scheduler = MaintenanceScheduler(
+        store, [Job("work", timedelta(hours=1), work)], clock=lambda: NOW
+    )
+
+    assert await scheduler.run_now("work") == "did it"
+    assert runs == ["ran"]
+    assert await last_run(store, "work") == NOW
+
+
+async def test_a_failing_job_is_logged_and_not_recorded(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def broken() -> str:
+        raise RuntimeError("disk on fire")
+
+    scheduler = MaintenanceScheduler(store, [Job("broken", timedelta(hours=1), broken)])
+
+    assert await scheduler.run_now("broken") is None
+    assert await last_run(store, "broken") is None
+    assert "scheduled job broken failed" in caplog.text
+    assert "disk on fire" in caplog.text
+
+
+def test_after_a_restart_the_schedule_continues_from_the_last_run() -> None:
+    hour, delay = timedelta(hours=1), timedelta(seconds=30)
+    assert first_run_time(NOW - timedelta(minutes=10), hour, NOW, delay) == NOW + timedelta(
+        minutes=50
+    )
+    # Missed while the bot was down: soon after start-up, not at the instant of start-up.
+    assert first_run_time(NOW - timedelta(days=2), hour, NOW, delay) == NOW + delay
+    assert first_run_time(None, hour, NOW, delay) == NOW + hour
+
+
+async def test_the_scheduler_reads_last_runs_from_the_database(store: Store) -> None:
+    async def noop() -> str:
+        return ""
+
+    jobs = [Job("hourly", timedelta(hours=1), noop), Job("daily", timedelta(days=1), noop)]
+    async with store.transaction() as transaction:
+        await transaction.set_setting(
+            "scheduler.last_run.hourly", (NOW - timedelta(minutes=10)).isoformat()
+        )
+    scheduler = MaintenanceScheduler(store, jobs, clock=lambda: NOW)
+
+    await scheduler.start()
+    try:
+        times = scheduler.next_run_times()
+    finally:
+        await scheduler.shutdown()
+
+    assert times == {"hourly": NOW + timedelta(minutes=50), "daily": NOW + timedelta(days=1)}
+
+
+async def test_apscheduler_really_runs_the_jobs_on_schedule(store: Store) -> None:
+    ran = asyncio.Event()
+    count = 0
+
+    async def tick() -> str:
+        nonlocal count
+        count += 1
+        if count == 2:
+            ran.set()
+        return f"tick {count}"
+
+    scheduler = MaintenanceScheduler(
+        store, [Job("tick", timedelta(seconds=0.2), tick)], startup_delay=timedelta(0)
+    )
+    await scheduler.start()
+    try:
+        await asyncio.wait_for(ran.wait(), timeout=10)
+    finally:
+        await scheduler.shutdown()
+    assert count >= 2
+    assert await last_run(store, "tick") is not None
+
+
+async def test_intervals_come_from_the_config(
+    store: Store, index: LanceFactIndex, embedder: Embedder
+) -> None:
+    config = Config(
+        scheduler=SchedulerSettings(
+            consolidation_interval_minutes=7,
+            reconcile_interval_minutes=11,
+            purge_interval_minutes=13,
+            pending_retry_interval_seconds=17,
+        )
+    )
+    writer = MemoryWriter(store, index, embedder, ScriptedLanguageModel(), WriteSettings())
+
+    jobs = {
+        job.name: job.interval for job in build_jobs(config, store, index, embedder, None, writer)
+    }
+    without_writer = build_jobs(config, store, index, embedder, None, None)
+
+    assert jobs == {
+        CONSOLIDATION: timedelta(minutes=7),
+        RECONCILE: timedelta(minutes=11),
+        PURGE: timedelta(minutes=13),
+        PENDING_RETRY: timedelta(seconds=17),
+    }
+    assert PENDING_RETRY not in {job.name for job in without_writer}
+
+
+async def test_the_consolidation_job_uses_the_configured_threshold(
+    store: Store, index: LanceFactIndex, embedder: Embedder
+) -> None:
+    mine, wifes = await add_facts(
+        store,
+        index,
+        embedder,
+        ALICE_DM,
+        ["I drive a Toyota Corolla", "My wife drives a Toyota Corolla"],
+    )
+    model = ScriptedLanguageModel(fallback=GoodJudge({}))
+
+    # 0.83 is below 0.9: nothing to ask. The state is the database's, so reset it between runs.
+    strict = await consolidation_job(
+        config_with(candidate_threshold=0.9), store, index, embedder, model
+    ).run()
+    async with store.transaction() as transaction:
+        await transaction.set_setting("consolidation.last_run", "2000-01-01T00:00:00+00:00")
+    loose = await consolidation_job(
+        config_with(candidate_threshold=0.5), store, index, embedder, model
+    ).run()
+
+    assert strict.startswith("1 scopes, 0 pairs")
+    assert loose.startswith("1 scopes, 1 pairs, 0 merged")
+    assert len(model.calls) == 1
+    assert mine.text in model.calls[0].prompt_text and wifes.text in model.calls[0].prompt_text
+
+
+async def test_purge_drops_old_turns_and_old_deletions_only(
+    store: Store, index: LanceFactIndex
+) -> None:
+    config = Config(
+        scheduler=SchedulerSettings(conversation_retention_days=30, deleted_fact_retention_days=90)
+    )
+    async with store.transaction() as transaction:
+        for days_ago, text in ((40, "old turn"), (1, "new turn")):
+            await transaction.turns.add(
+                "console:dm",
+                Role.USER,
+                text,
+                author="console:alice",
+                created_at=NOW - timedelta(days=days_ago),
+            )
+        scope = Scope("console:alice", "console:dm")
+        old = await transaction.facts.add(scope, NewFact("I play chess"))
+        await transaction.facts.set_status(
+            scope, old.id, FactStatus.DELETED, valid_to=NOW - timedelta(days=91)
+        )
+        young = await transaction.facts.add(scope, NewFact("I play golf"))
+        await transaction.facts.set_status(
+            scope, young.id, FactStatus.DELETED, valid_to=NOW - timedelta(days=89)
+        )
+
+    summary = await purge_job(config, store, index, clock=lambda: NOW).run()
+
+    assert summary == "1 conversation turns and 1 deleted facts purged"
+    async with store.transaction() as transaction:
+        assert [turn.text for turn in await transaction.turns.recent("console:dm", limit=10)] == [
+            "new turn"
+        ]
+        assert await transaction.facts.get(scope, old.id) is None
+        assert await transaction.facts.get(scope, young.id) is not None
+
+
+async def test_the_retry_job_processes_writes_queued_during_an_outage(
+    store: Store, index: LanceFactIndex, embedder: Embedder
+) -> None:
+    extraction = json.dumps(
+        {"facts": [{"text": "I live in Berlin", "category": "location", "valid_from": None}]}
+    )
+    model = ScriptedLanguageModel([extraction])
+    writer = MemoryWriter(store, index, embedder, model, WriteSettings())
+    async with store.transaction() as transaction:
+        await transaction.pending.enqueue(
+            ALICE_DM,
+            "I live in Berlin",
+            message_time=utc_now(),
+            now=utc_now() - timedelta(minutes=5),
+        )
+    config = Config()
+    (job,) = [
+        job
+        for job in build_jobs(config, store, index, embedder, model, writer)
+        if job.name == PENDING_RETRY
+    ]
+
+    assert await job.run() == "processed: 1"
+    async with store.transaction() as transaction:
+        assert await transaction.pending.count() == 0
+        assert [fact.text for fact in await transaction.facts.list_in_scope(ALICE_DM)] == [
+            "I live in Berlin"
+        ]
