@@ -20,6 +20,7 @@ from nio import (
     MatrixRoom,
     MegolmEvent,
     ProfileGetDisplayNameResponse,
+    ProfileSetDisplayNameResponse,
     RoomGetEventResponse,
     RoomMessageText,
     SyncResponse,
@@ -54,11 +55,13 @@ class MatrixAdapter:
         allowed_users: AllowList,
         *,
         max_message_chars: int,
+        display_name: str | None = None,
     ) -> None:
         self._client = client
         self._core = core
         self._allowed_users = allowed_users
         self._deliverer = Deliverer(client, max_message_chars)
+        self._wanted_display_name = display_name
         self._display_name: str | None = None
         self._room_locks: dict[str, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -75,7 +78,7 @@ class MatrixAdapter:
         first = await self._client.sync(timeout=0, full_state=True)
         if not isinstance(first, SyncResponse):
             raise ConnectionError(f"first sync with the homeserver failed: {first}")
-        self._display_name = await self._fetch_display_name()
+        self._display_name = await self._ensure_display_name()
         # Registered only now: whatever the first sync delivered was said before start-up.
         self._client.add_event_callback(self._on_text, RoomMessageText)
         self._client.add_event_callback(self._on_undecryptable, MegolmEvent)
@@ -91,12 +94,19 @@ class MatrixAdapter:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    async def _fetch_display_name(self) -> str | None:
+    async def _ensure_display_name(self) -> str | None:
+        """The bot's display name, set to the configured one if it differs."""
         response = await self._client.get_displayname(self.user_id)
-        if isinstance(response, ProfileGetDisplayNameResponse):
-            name: str | None = response.displayname
-            return name
-        return None
+        current: str | None = (
+            response.displayname if isinstance(response, ProfileGetDisplayNameResponse) else None
+        )
+        wanted = self._wanted_display_name
+        if wanted and wanted != current:
+            result = await self._client.set_displayname(wanted)
+            if isinstance(result, ProfileSetDisplayNameResponse):
+                return wanted
+            logger.warning("could not set the display name to %r: %s", wanted, result)
+        return current
 
     def _spawn(self, room_id: str, work: Callable[[], Awaitable[None]]) -> None:
         """Run ``work`` after earlier work of the same room, without holding up the sync."""

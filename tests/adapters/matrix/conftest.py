@@ -104,6 +104,7 @@ async def start_bot(
         *,
         allowed: tuple[str, ...] = ("@*:localhost",),
         max_message_chars: int = 4000,
+        display_name: str | None = None,
     ) -> RunningBot:
         connection = MatrixConnection(
             homeserver=synapse.url,
@@ -115,7 +116,11 @@ async def start_bot(
         client = await log_in(connection)
         clients.append(client)
         adapter = MatrixAdapter(
-            client, core, connection.allowed_users, max_message_chars=max_message_chars
+            client,
+            core,
+            connection.allowed_users,
+            max_message_chars=max_message_chars,
+            display_name=display_name,
         )
         task = asyncio.create_task(adapter.run())
         async with asyncio.timeout(30):
