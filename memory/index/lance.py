@@ -46,6 +46,7 @@ class LanceFactIndex:
     def __init__(self, table: Any, path: Path) -> None:
         self._table = table
         self.path = path
+        self._has_full_text_index = False
 
     @classmethod
     async def open(cls, path: Path | str, *, dimension: int) -> LanceFactIndex:
@@ -139,6 +140,40 @@ class LanceFactIndex:
             raise VectorIndexError(f"cannot search the vector index: {error}") from error
         # LanceDB's cosine distance is 1 - cosine similarity.
         return [ScoredFactId(int(row["fact_id"]), 1.0 - float(row["_distance"])) for row in rows]
+
+    async def full_text_search(self, scope: Scope, query: str, *, limit: int) -> list[ScoredFactId]:
+        """Facts visible in ``scope`` whose text matches ``query`` (BM25), best first.
+
+        The ``similarity`` field holds the BM25 score, not a cosine. The query text is split
+        into terms by the index's tokenizer, so it cannot change the scope filter.
+        """
+        if not query.strip():
+            return []
+        try:
+            await self._ensure_full_text_index()
+            rows = await (
+                self._table.query()
+                .nearest_to_text(query, columns="text")
+                .where(scope_where(scope))
+                .select(["fact_id", "_score"])
+                .limit(limit)
+                .to_list()
+            )
+        except (OSError, RuntimeError, ValueError) as error:
+            raise VectorIndexError(f"cannot search the facts' text: {error}") from error
+        return [ScoredFactId(int(row["fact_id"]), float(row["_score"])) for row in rows]
+
+    async def _ensure_full_text_index(self) -> None:
+        # Built on first use: only hybrid recall needs it. Rows added later are searched
+        # unindexed until optimize() folds them in.
+        if self._has_full_text_index:
+            return
+        indexed_columns = {
+            column for config in await self._table.list_indices() for column in config.columns
+        }
+        if "text" not in indexed_columns:
+            await self._table.create_index("text", config=lancedb.index.FTS())
+        self._has_full_text_index = True
 
     async def indexed_models(self) -> dict[int, str]:
         rows = await self._table.query().select(["fact_id", "model"]).to_arrow()

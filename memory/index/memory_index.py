@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,6 +20,10 @@ def _visible(fact: IndexedFact, scope: Scope) -> bool:
         and (rooms.only is None or fact.room == rooms.only)
         and (rooms.exclude is None or fact.room != rooms.exclude)
     )
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.lower()))
 
 
 class InMemoryVectorIndex:
@@ -50,6 +55,18 @@ class InMemoryVectorIndex:
             scored = [item for item in scored if item.similarity >= min_similarity]
         scored.sort(key=lambda item: item.similarity, reverse=True)
         return scored[:limit]
+
+    async def full_text_search(self, scope: Scope, query: str, *, limit: int) -> list[ScoredFactId]:
+        """Shared lowercase words as the score: a stand-in for LanceDB's BM25."""
+        terms = _words(query)
+        scored = [
+            ScoredFactId(fact.fact_id, float(len(terms & _words(fact.text))))
+            for fact in self.rows.values()
+            if _visible(fact, scope)
+        ]
+        matching = [item for item in scored if item.similarity > 0]
+        matching.sort(key=lambda item: item.similarity, reverse=True)
+        return matching[:limit]
 
     async def indexed_models(self) -> dict[int, str]:
         return {fact_id: fact.model for fact_id, fact in self.rows.items()}

@@ -1,0 +1,63 @@
+"""Which messages take the explicit lookup path: questions and requests to recall.
+
+A cheap rule, no model: a question mark, a leading question word, or a request such as
+"what do you remember about ...". Small talk ("how are you?") stays on the passive path.
+A mistake costs little either way: a statement sent to lookup is only slower, a question
+sent to passive still gets the top facts by cosine.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Question openers in the languages the bot is most likely to meet; matched as whole words.
+_QUESTION_OPENERS = (
+    "what what's whats who who's whom whose where where's when when's why how how's which",
+    "do does did is are was were can could will would should shall have has had may might",
+    "wer wen wem wessen wo woher wohin wann warum wieso weshalb wie welche welcher welches",
+    "welchen hast hat habe bist ist sind kannst weißt weisst erinnerst",
+    "que quoi qui où quand pourquoi comment quel quelle quels quelles combien est-ce",
+    "qué quién quiénes dónde cuándo cómo cuál cuáles cuánto cuántos sabes recuerdas",
+    "cosa chi dove quando perché quale quanto ricordi",
+)
+
+_RECALL_REQUESTS = re.compile(
+    r"\b("
+    r"(what|anything)\b.{0,30}\b(you|u)\b.{0,15}\b(remember|know|recall)"
+    r"|do you (still )?(remember|recall|know)"
+    r"|remind me"
+    r"|tell me what you (know|remember)"
+    r"|was weißt du|woran erinnerst du|erinnerst du dich"
+    r"|qu'est-ce que tu sais|tu te souviens|te souviens-tu"
+    r"|qué sabes|te acuerdas|recuerdas"
+    r")\b"
+)
+
+_SMALL_TALK = re.compile(
+    r"^(hi|hey|hello|yo|hallo|salut|hola|ciao)?[\s,!¿]*("
+    r"how are (you|u|things)|how's it going|how is it going|what's up|whats up|sup"
+    r"|how do you do|wie geht'?s( dir)?|wie geht es dir|ça va|ca va|comment vas-tu"
+    r"|qué tal|como estás|cómo estás|come stai"
+    r")[\s\w,]*[?!.]*$"
+)
+
+
+def _question_words() -> frozenset[str]:
+    return frozenset(word for line in _QUESTION_OPENERS for word in line.split())
+
+
+def _normalise(text: str) -> str:
+    return " ".join(text.lower().replace("\u2019", "'").split())
+
+
+def wants_lookup(text: str) -> bool:
+    """True for questions and recall requests, False for statements and small talk."""
+    normalised = _normalise(text)
+    if not normalised or _SMALL_TALK.match(normalised):
+        return False
+    if _RECALL_REQUESTS.search(normalised):
+        return True
+    if normalised.endswith(("?", "\uff1f")) or normalised.startswith("¿"):
+        return True
+    first_word = re.split(r"[\s,]", normalised, maxsplit=1)[0]
+    return first_word in _question_words() and not normalised.endswith((".", "!"))

@@ -1,0 +1,109 @@
+"""The cross-encoder reranker on fastembed's ``TextCrossEncoder`` (ONNX, in-process).
+
+The model is loaded on first use, in a worker thread, because most replies never need it
+and loading it costs seconds (and a download on first run). A failed load is remembered:
+the next call raises at once instead of retrying a download on every question.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from memory.recall.errors import RerankerError, RerankerUnavailable
+
+DEFAULT_RERANKER_MODEL = "Xenova/ms-marco-MiniLM-L-6-v2"
+
+
+class CrossEncoderEngine(Protocol):
+    """The part of fastembed's ``TextCrossEncoder`` we use."""
+
+    def rerank(self, query: str, documents: list[str], batch_size: int = ...) -> Any: ...
+
+
+class FastEmbedReranker:
+    """``model`` is a fastembed cross-encoder name (``Xenova/ms-marco-MiniLM-L-6-v2``,
+    Apache-2.0, English). ``model_path`` is a local directory for machines without a model
+    hub; ``local_files_only`` forbids a download. ``engine_factory`` replaces fastembed
+    (tests inject a scripted engine to check the call without model weights).
+    """
+
+    def __init__(
+        self,
+        model: str = DEFAULT_RERANKER_MODEL,
+        *,
+        model_path: Path | None = None,
+        cache_dir: Path | None = None,
+        local_files_only: bool = False,
+        threads: int | None = None,
+        batch_size: int = 64,
+        engine_factory: Callable[[], CrossEncoderEngine] | None = None,
+    ) -> None:
+        self._model = model
+        self._model_path = model_path
+        self._cache_dir = cache_dir
+        self._local_files_only = local_files_only
+        self._threads = threads
+        self._batch_size = batch_size
+        self._engine_factory = engine_factory or self._create
+        self._engine: CrossEncoderEngine | None = None
+        self._load_error: RerankerUnavailable | None = None
+        self._load_lock = asyncio.Lock()
+
+    @property
+    def model_name(self) -> str:
+        return self._model
+
+    async def rank(self, query: str, passages: Sequence[str]) -> list[float]:
+        if not passages:
+            return []
+        engine = await self._loaded()
+        try:
+            scores = await asyncio.to_thread(
+                lambda: list(engine.rerank(query, list(passages), batch_size=self._batch_size))
+            )
+        except Exception as error:
+            raise RerankerError(f"reranking with {self._model} failed: {error}") from error
+        if len(scores) != len(passages):
+            raise RerankerError(
+                f"reranker {self._model} returned {len(scores)} scores for {len(passages)}"
+            )
+        return [float(score) for score in scores]
+
+    async def _loaded(self) -> CrossEncoderEngine:
+        async with self._load_lock:
+            if self._load_error is not None:
+                raise self._load_error
+            if self._engine is None:
+                try:
+                    self._engine = await asyncio.to_thread(self._engine_factory)
+                except Exception as error:
+                    self._load_error = self._unavailable(error)
+                    raise self._load_error from error
+        return self._engine
+
+    def _unavailable(self, error: Exception) -> RerankerUnavailable:
+        where = self._model_path or "fastembed's download"
+        return RerankerUnavailable(
+            f"could not load reranker model {self._model!r} from {where}: {error}. "
+            "Without internet access set memory.reranker_model_path to a local ONNX directory."
+        )
+
+    def _create(self) -> CrossEncoderEngine:
+        from fastembed.rerank.cross_encoder import TextCrossEncoder
+
+        if self._model_path is not None and not self._model_path.is_dir():
+            raise FileNotFoundError(f"{self._model_path} is not a directory")
+        engine: CrossEncoderEngine = TextCrossEncoder(
+            self._model,
+            cache_dir=str(self._cache_dir) if self._cache_dir else None,
+            threads=self._threads,
+            specific_model_path=str(self._model_path) if self._model_path else None,
+            local_files_only=self._local_files_only,
+        )
+        return engine
+
+    async def aclose(self) -> None:
+        self._engine = None

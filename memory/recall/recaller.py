@@ -1,0 +1,160 @@
+"""The read path: which of a person's facts go into the prompt (design section 5).
+
+- ``passive``: every reply. Embed the message, the ``top_k`` nearest facts of the scope.
+- ``lookup``: questions, ``/memory search``, "what do you remember about ...". A wide pool
+  with a loose cosine cutoff, reranked by a cross-encoder; cosine order if it cannot load.
+- ``hybrid`` (an option): full-text and vector ranks fused, for either path.
+
+The scope is in both queries: the index search and the SQLite read that turns ids into
+facts. Only active facts come back, in the ranking's order.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from memory.embedding.base import Embedder, Vectors
+from memory.errors import VectorIndexError
+from memory.index.base import VectorIndex
+from memory.recall.classifier import wants_lookup
+from memory.recall.errors import RerankerError, RerankerUnavailable
+from memory.recall.full_text import FullTextIndex
+from memory.recall.fusion import reciprocal_rank_fusion
+from memory.recall.reranker import Reranker
+from memory.recall.results import RecalledFact, RecallSettings
+from memory.records import FactStatus
+from memory.scope import Scope
+from memory.store import Store
+
+log = logging.getLogger(__name__)
+
+Ranking = list[tuple[int, float]]
+
+
+class Recaller:
+    def __init__(
+        self,
+        store: Store,
+        index: VectorIndex,
+        embedder: Embedder,
+        settings: RecallSettings,
+        *,
+        reranker: Reranker | None = None,
+    ) -> None:
+        self._store = store
+        self._index = index
+        self._embedder = embedder
+        self.settings = settings
+        self._reranker = reranker
+        # A reranker that cannot load is logged once and then left alone (cosine order).
+        self._reranker_unavailable = False
+        self._full_text_warned = False
+
+    @property
+    def reranking(self) -> bool:
+        """Whether lookups are currently reranked (False without one or after a failed load)."""
+        return self._reranker is not None and not self._reranker_unavailable
+
+    async def passive(self, scope: Scope, text: str) -> list[RecalledFact]:
+        """The ``top_k`` facts of ``scope`` nearest to ``text``; no reranker, no cutoff."""
+        if not text.strip():
+            return []
+        vector = await self._embed(text)
+        pool = self.settings.lookup_pool if self.settings.hybrid else self.settings.top_k
+        ranking = await self._ranking(scope, text, vector, pool=pool, min_similarity=None)
+        recalled = await self._load(scope, ranking)
+        return recalled[: self.settings.top_k]
+
+    async def lookup(self, scope: Scope, query: str) -> list[RecalledFact]:
+        """A wide pool of ``scope``'s facts, reranked; its ``top_k`` best."""
+        if not query.strip():
+            return []
+        vector = await self._embed(query)
+        ranking = await self._ranking(
+            scope,
+            query,
+            vector,
+            pool=self.settings.lookup_pool,
+            min_similarity=self.settings.lookup_min_similarity,
+        )
+        pool = await self._load(scope, ranking)
+        reranked = await self._rerank(query, pool)
+        return reranked[: self.settings.top_k]
+
+    async def for_message(self, scope: Scope, text: str) -> list[RecalledFact]:
+        """Lookup for questions and recall requests, passive recall for everything else."""
+        if wants_lookup(text):
+            return await self.lookup(scope, text)
+        return await self.passive(scope, text)
+
+    async def _embed(self, text: str) -> Vectors:
+        vectors = await self._embedder.embed([text])
+        row: Vectors = vectors[0]
+        return row
+
+    async def _ranking(
+        self,
+        scope: Scope,
+        text: str,
+        vector: Vectors,
+        *,
+        pool: int,
+        min_similarity: float | None,
+    ) -> Ranking:
+        dense = await self._index.search(scope, vector, limit=pool, min_similarity=min_similarity)
+        dense_ranking = [(hit.fact_id, hit.similarity) for hit in dense]
+        if not self.settings.hybrid:
+            return dense_ranking
+        full_text = await self._full_text(scope, text, pool)
+        if full_text is None:
+            return dense_ranking
+        return reciprocal_rank_fusion(
+            [[fact_id for fact_id, _ in dense_ranking], full_text], k=self.settings.fusion_k
+        )
+
+    async def _full_text(self, scope: Scope, text: str, pool: int) -> list[int] | None:
+        """Full-text ranks, or None (dense only) if the index cannot search text."""
+        if not isinstance(self._index, FullTextIndex):
+            self._warn_full_text_once("the vector index has no full-text search")
+            return None
+        try:
+            hits = await self._index.full_text_search(scope, text, limit=pool)
+        except VectorIndexError as error:
+            self._warn_full_text_once(str(error))
+            return None
+        return [hit.fact_id for hit in hits]
+
+    def _warn_full_text_once(self, reason: str) -> None:
+        if not self._full_text_warned:
+            self._full_text_warned = True
+            log.warning("hybrid recall uses vectors only: %s", reason)
+
+    async def _load(self, scope: Scope, ranking: Ranking) -> list[RecalledFact]:
+        """The ranked ids as active facts of ``scope``, read with the scope in the SQL query."""
+        if not ranking:
+            return []
+        async with self._store.transaction() as transaction:
+            facts = await transaction.facts.get_many(scope, [fact_id for fact_id, _ in ranking])
+        by_id = {fact.id: fact for fact in facts if fact.status is FactStatus.ACTIVE}
+        return [
+            RecalledFact(by_id[fact_id], score) for fact_id, score in ranking if fact_id in by_id
+        ]
+
+    async def _rerank(self, query: str, pool: Sequence[RecalledFact]) -> list[RecalledFact]:
+        if not pool or not self.reranking:
+            return list(pool)
+        assert self._reranker is not None
+        try:
+            scores = await self._reranker.rank(query, [item.fact.text for item in pool])
+        except RerankerUnavailable as error:
+            self._reranker_unavailable = True
+            log.warning("reranker unavailable, lookups use cosine order from now on: %s", error)
+            return list(pool)
+        except RerankerError as error:
+            log.warning("reranking failed, this lookup uses cosine order: %s", error)
+            return list(pool)
+        rescored = [
+            RecalledFact(item.fact, score) for item, score in zip(pool, scores, strict=True)
+        ]
+        return sorted(rescored, key=lambda item: item.score, reverse=True)
