@@ -5,10 +5,13 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from bot.config import Config, EmbeddingSettings
+from bot.config import Config, EmbeddingSettings, LLMSettings
 from memory.embedding import Embedder, FastEmbedEmbedder, OllamaEmbedder
 from memory.index import LanceFactIndex
 from memory.indexing import ReconcileReport, reconcile
+from memory.llm import LanguageModel
+from memory.llm.ollama_backend import OllamaLanguageModel
+from memory.llm.openai_backend import OpenAILanguageModel
 from memory.store import Store
 
 log = logging.getLogger(__name__)
@@ -23,6 +26,19 @@ def build_embedder(settings: EmbeddingSettings) -> Embedder:
         cache_dir=settings.cache_dir,
         dimension=settings.dimension,
         pooling=settings.pooling,
+    )
+
+
+def build_language_model(settings: LLMSettings) -> LanguageModel:
+    if settings.provider == "openai":
+        return OpenAILanguageModel(
+            settings.model,
+            base_url=settings.base_url,
+            api_key=settings.api_key,
+            timeout=settings.timeout_seconds,
+        )
+    return OllamaLanguageModel(
+        settings.model, host=settings.base_url, timeout=settings.timeout_seconds
     )
 
 

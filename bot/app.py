@@ -1,0 +1,135 @@
+"""The composition root: builds every part from the config and hands them down.
+
+Adapters (console, Matrix, Discord) run on an :class:`Application`: they call
+``application.core.handle(message)``. Parts can be injected (tests pass a scripted LLM, the
+real embedder they already loaded, a web-search double); the rest is built from the config.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from bot.components import build_language_model, open_memory
+from bot.config import Config
+from bot.core import ConversationCore, CoreSettings
+from bot.websearch import SearxngAdvisor, SearxngClient, WebSearchAdvisor
+from memory.embedding import Embedder
+from memory.index import LanceFactIndex
+from memory.llm import LanguageModel
+from memory.recall import FastEmbedReranker, Recaller, RecallSettings, Reranker
+from memory.store import Store
+from memory.write.writer import MemoryWriter, WriteSettings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Application:
+    config: Config
+    core: ConversationCore
+    writer: MemoryWriter
+    recaller: Recaller
+    store: Store
+    index: LanceFactIndex
+    embedder: Embedder
+    llm: LanguageModel
+    web_search: WebSearchAdvisor | None = None
+    reranker: Reranker | None = None
+    # Parts the caller passed in: the caller owns them and closes them.
+    borrowed: tuple[object, ...] = ()
+
+    async def start(self) -> None:
+        """Pick up memory writes left queued by an earlier run (crash, LLM outage)."""
+        completed = await self.writer.process_due()
+        if completed:
+            log.info("processed %d memory writes queued by an earlier run", completed)
+
+    async def aclose(self) -> None:
+        """Finish background work first (it needs the store), then close the parts."""
+        await self.core.wait_idle()
+        await self.writer.aclose()
+        for part in (self.web_search, self.reranker, self.llm, self.embedder):
+            if part is not None and not any(part is mine for mine in self.borrowed):
+                await part.aclose()
+        await self.index.aclose()
+        await self.store.aclose()
+
+
+def core_settings(config: Config) -> CoreSettings:
+    return CoreSettings(
+        bot_name=config.chat.bot_name,
+        command_prefix=config.chat.command_prefix,
+        scope_mode=config.memory.scope_mode,
+        max_message_chars=config.chat.max_message_chars,
+        rate_limit_per_minute=config.chat.rate_limit_per_minute,
+        history_turns=config.chat.history_turns,
+        temperature=config.llm.temperature,
+    )
+
+
+def write_settings(config: Config) -> WriteSettings:
+    return WriteSettings(
+        candidate_threshold=config.memory.candidate_threshold,
+        candidate_limit=config.memory.candidate_limit,
+        max_destructive_actions=config.memory.max_destructive_actions,
+        scope_mode=config.memory.scope_mode,
+    )
+
+
+def build_web_search(config: Config, llm: LanguageModel) -> WebSearchAdvisor | None:
+    settings = config.search
+    if not settings.searxng_url:
+        return None
+    client = SearxngClient(
+        settings.searxng_url,
+        timeout_seconds=settings.timeout_seconds,
+        language=settings.language,
+        safe_search=settings.safe_search,
+    )
+    return SearxngAdvisor(llm, client, max_results=settings.max_results)
+
+
+async def build_application(
+    config: Config,
+    *,
+    llm: LanguageModel | None = None,
+    embedder: Embedder | None = None,
+    web_search: WebSearchAdvisor | None = None,
+    reranker: Reranker | None = None,
+) -> Application:
+    borrowed_parts = (llm, embedder, web_search, reranker)
+    llm = llm or build_language_model(config.llm)
+    memory = await open_memory(config, embedder=embedder)
+    web_search = web_search or build_web_search(config, llm)
+    # Loaded lazily on the first lookup; if it cannot load, recall falls back to cosine order.
+    reranker = reranker or FastEmbedReranker(cache_dir=config.embedding.cache_dir)
+    writer = MemoryWriter(memory.store, memory.index, memory.embedder, llm, write_settings(config))
+    recaller = Recaller(
+        memory.store,
+        memory.index,
+        memory.embedder,
+        RecallSettings(top_k=config.memory.recall_top_k),
+        reranker=reranker,
+    )
+    core = ConversationCore(
+        core_settings(config),
+        store=memory.store,
+        writer=writer,
+        recaller=recaller,
+        llm=llm,
+        web_search=web_search,
+    )
+    return Application(
+        config=config,
+        core=core,
+        writer=writer,
+        recaller=recaller,
+        store=memory.store,
+        index=memory.index,
+        embedder=memory.embedder,
+        llm=llm,
+        web_search=web_search,
+        reranker=reranker,
+        borrowed=tuple(part for part in borrowed_parts if part is not None),
+    )

@@ -1,0 +1,49 @@
+"""The reply prompt module: facts as a labelled list in the system prompt, never as turns."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+from bot.core.reply_prompt import PROMPT_VERSION, ReplyContext, build_messages
+from memory.records import ConversationTurn, Role
+
+
+def turn(role: Role, text: str) -> ConversationTurn:
+    return ConversationTurn(1, "console:dm", "console:alice", role, text, datetime.now(UTC), None)
+
+
+def test_facts_are_a_labelled_list_in_the_system_prompt() -> None:
+    context = ReplyContext(
+        bot_name="Mnemo",
+        person_name="Alice",
+        today=date(2026, 11, 29),
+        facts=["I have a cat named Miso", "I live in Lyon"],
+        turns=[turn(Role.USER, "hi"), turn(Role.ASSISTANT, "hello Alice")],
+        message="what's my cat called?",
+    )
+    messages = build_messages(context)
+    assert [m.role for m in messages] == ["system", "user", "assistant", "user"]
+    system = messages[0].content
+    assert "Sunday, 2026-11-29" in system
+    assert "What you remember about Alice (from earlier conversations):\n- I have a cat" in system
+    assert "- I live in Lyon" in system
+    assert all("Miso" not in m.content for m in messages[1:])
+    assert messages[-1].content == "what's my cat called?"
+    assert PROMPT_VERSION
+
+
+def test_no_facts_and_web_section() -> None:
+    context = ReplyContext(
+        bot_name="Mnemo",
+        person_name="Bob",
+        today=date(2026, 11, 29),
+        facts=[],
+        turns=[],
+        message="weather?",
+        web_section="[1] Paris weather - https://example.org - 12 degrees",
+        is_direct=False,
+    )
+    system = build_messages(context)[0].content
+    assert "You do not remember anything about Bob yet." in system
+    assert "group chat room" in system
+    assert "cite the URLs" in system and "https://example.org" in system
