@@ -16,12 +16,17 @@ from pathlib import Path
 from rich.console import Console
 
 from bot.cli.base import CliCommand
+from bot.cli.consolidate import ConsolidateCommand
 from bot.cli.doctor import DoctorCommand
 from bot.cli.reconcile import ReconcileCommand
 from bot.config import ConfigError, load_config
 from memory.errors import MemoryLayerError
 
-BUILT_IN_COMMANDS: tuple[CliCommand, ...] = (DoctorCommand(), ReconcileCommand())
+BUILT_IN_COMMANDS: tuple[CliCommand, ...] = (
+    DoctorCommand(),
+    ReconcileCommand(),
+    ConsolidateCommand(),
+)
 
 
 def build_parser(commands: Sequence[CliCommand]) -> argparse.ArgumentParser:
