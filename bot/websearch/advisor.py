@@ -1,15 +1,16 @@
 """The real web search advisor: an LLM decides and writes the queries, SearXNG answers.
 
 Per message it costs one small JSON call to the language model (none for a forced
-``/search``), then one SearXNG request per query, run concurrently. A failure never stops
-the answer: the person gets a short notice, the operator a log line that says what to fix.
+``/search``, and none for a plain statement that the cheap gate rules out), then one
+SearXNG request per query, run concurrently. A failure never stops the answer: the person
+gets a short notice, the operator a log line that says what to fix.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -24,6 +25,7 @@ from bot.websearch.decision_prompt import (
 )
 from bot.websearch.errors import JsonFormatDisabled, SearchUnavailable, WebSearchError
 from bot.websearch.formatting import format_section
+from bot.websearch.gate import may_need_search
 from bot.websearch.results import SearchEngine, SearchResults, TimeRange
 from memory.llm import LanguageModel, LanguageModelError
 from memory.records import ConversationTurn
@@ -56,12 +58,15 @@ class SearxngAdvisor:
         max_results: int = 5,
         history_turns: int = 8,
         snippet_chars: int = 300,
+        gate: Callable[[str], bool] | None = may_need_search,
     ) -> None:
         self.model = model
         self.engine = engine
         self.max_results = max_results
         self.history_turns = history_turns
         self.snippet_chars = snippet_chars
+        # None asks the model about every message (costs one call each; see benchmarks).
+        self.gate = gate
 
     async def context_for(
         self,
@@ -76,6 +81,8 @@ class SearxngAdvisor:
             if not query:
                 return WebContext((), "", NOTHING_TO_SEARCH_NOTICE)
             plan: SearchPlan | None = SearchPlan((query,))
+        elif self.gate is not None and not self.gate(text):
+            return None
         else:
             plan = await self.decide(text, turns, today)
         if plan is None:

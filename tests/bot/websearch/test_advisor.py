@@ -106,10 +106,32 @@ async def test_no_search_needed_means_no_request(
 ) -> None:
     model = ScriptedLanguageModel([decision()])
 
-    context = await advisor_for(model, client).context_for("I prefer tea", [], TODAY)
+    context = await advisor_for(model, client).context_for("how are you today?", [], TODAY)
 
+    assert len(model.calls) == 1
     assert context is None
     assert searxng.requests == []
+
+
+async def test_a_plain_statement_costs_no_llm_call(
+    client: SearxngClient, searxng: SearxngShapedServer
+) -> None:
+    model = ScriptedLanguageModel()
+
+    context = await advisor_for(model, client).context_for("I prefer tea over coffee", [], TODAY)
+
+    assert context is None
+    assert model.calls == []
+    assert searxng.requests == []
+
+
+async def test_without_the_gate_every_message_goes_to_the_model(client: SearxngClient) -> None:
+    model = ScriptedLanguageModel([decision()])
+    advisor = SearxngAdvisor(model, client, gate=None)
+
+    await advisor.context_for("I prefer tea over coffee", [], TODAY)
+
+    assert len(model.calls) == 1
 
 
 async def test_several_queries_run_and_the_time_range_is_sent(
