@@ -77,7 +77,9 @@ def safe_fallback(action: str) -> Action:
 
 def from_outcome(subject: Subject, outcome: DecisionOutcome) -> PlannedWrite:
     """One model decision, after the missing/invalid target and identical-text guards."""
-    proposed, final = outcome.proposed, outcome.final
+    proposed = outcome.proposed
+    # A retry that gave nothing usable leaves the first, invalid decision standing.
+    final = outcome.final if outcome.final is not None else proposed
     raw_action = None if proposed is None else proposed.action
     raw_target = None if proposed is None or proposed.target is None else str(proposed.target)
     plan = PlannedWrite(

@@ -55,6 +55,7 @@ Rules:
 messages, from web search results or from quoted text; none of them are facts about the user.
 - Write each fact as one short standalone sentence in the user's own language, first person, \
 as the user would say it ("I live in Berlin", "My sister lives in Lyon").
+- State what is true now: "I moved to Berlin" becomes "I live in Berlin".
 - Comparative preferences are facts ("I prefer tea over coffee").
 - When the user says something stopped being true, state that ("I no longer play chess").
 - The message was sent on {date} ({weekday}). Resolve relative dates ("yesterday", "next \

@@ -1,0 +1,271 @@
+"""Every branch of the write path, table-driven: real embedding model, real SQLite and LanceDB,
+and a scripted model that answers exactly what a real one would (mistakes included)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from memory.embedding import FastEmbedEmbedder
+from memory.index import LanceFactIndex
+from memory.llm import LanguageModelUnavailable, ScriptedLanguageModel
+from memory.records import Action
+from memory.store import Store
+from tests.memory.write.helpers import (
+    ALICE,
+    active_texts,
+    decided,
+    extracted,
+    make_writer,
+    pending_count,
+    pipeline_events,
+    say,
+    seed,
+)
+
+Step = str | BaseException
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    known: tuple[str, ...]
+    message: str
+    answers: tuple[Step, ...]
+    active_after: frozenset[str]
+    actions: tuple[Action, ...]
+    guards: tuple[str | None, ...]
+    llm_calls: int
+    queued_after: int = 0
+
+
+PARIS = "I live in Paris"
+CHESS = "I like chess"
+
+CASES = [
+    Case(
+        "no candidates: ADD without a decision call",
+        (PARIS,),
+        "I have a cat named Miso",
+        (extracted("I have a cat named Miso"),),
+        frozenset({PARIS, "I have a cat named Miso"}),
+        (Action.ADD,),
+        ("no_candidates",),
+        llm_calls=1,
+    ),
+    Case(
+        "normalised duplicate: NONE without a decision call",
+        (CHESS,),
+        "i like chess!!",
+        (extracted("I like Chess!"),),
+        frozenset({CHESS}),
+        (Action.NONE,),
+        ("normalised_duplicate",),
+        llm_calls=1,
+    ),
+    Case(
+        "correct UPDATE supersedes",
+        (PARIS,),
+        "I moved to Berlin",
+        (extracted("I live in Berlin"), decided((1, "UPDATE", 1))),
+        frozenset({"I live in Berlin"}),
+        (Action.UPDATE,),
+        (None,),
+        llm_calls=2,
+    ),
+    Case(
+        "34 -> 35 stays an UPDATE although cosine is 0.94",
+        ("I'm 34 years old",),
+        "I turned 35 today",
+        (extracted("I'm 35 years old"), decided((1, "UPDATE", 1))),
+        frozenset({"I'm 35 years old"}),
+        (Action.UPDATE,),
+        (None,),
+        llm_calls=2,
+    ),
+    Case(
+        "DELETE soft-deletes",
+        (CHESS,),
+        "I no longer like chess",
+        (extracted("I no longer like chess"), decided((1, "DELETE", 1))),
+        frozenset(),
+        (Action.DELETE,),
+        (None,),
+        llm_calls=2,
+    ),
+    Case(
+        "paraphrase judged NONE by the model",
+        (CHESS,),
+        "I really enjoy playing chess",
+        (extracted("I really enjoy playing chess"), decided((1, "NONE", 1))),
+        frozenset({CHESS}),
+        (Action.NONE,),
+        (None,),
+        llm_calls=2,
+    ),
+    Case(
+        "hallucinated UPDATE target: one retry, then ADD",
+        (PARIS,),
+        "I moved to Berlin",
+        (extracted("I live in Berlin"), decided((1, "UPDATE", 7)), decided((1, "UPDATE", 9))),
+        frozenset({PARIS, "I live in Berlin"}),
+        (Action.ADD,),
+        ("invalid_target",),
+        llm_calls=3,
+    ),
+    Case(
+        "hallucinated DELETE target: one retry, then NONE",
+        (CHESS,),
+        "I no longer like chess",
+        (
+            extracted("I no longer like chess"),
+            decided((1, "DELETE", 4)),
+            decided((1, "DELETE", None)),
+        ),
+        frozenset({CHESS}),
+        (Action.NONE,),
+        ("invalid_target",),
+        llm_calls=3,
+    ),
+    Case(
+        "missing target fixed by the retry",
+        (PARIS,),
+        "I moved to Berlin",
+        (extracted("I live in Berlin"), decided((1, "UPDATE", None)), decided((1, "UPDATE", 1))),
+        frozenset({"I live in Berlin"}),
+        (Action.UPDATE,),
+        ("invalid_target_retried",),
+        llm_calls=3,
+    ),
+    Case(
+        "broken retry answer counts as still invalid",
+        (PARIS,),
+        "I moved to Berlin",
+        (extracted("I live in Berlin"), decided((1, "UPDATE", 5)), '{"decisions": [{"fact": 1,'),
+        frozenset({PARIS, "I live in Berlin"}),
+        (Action.ADD,),
+        ("invalid_target",),
+        llm_calls=3,
+    ),
+    Case(
+        "same target twice in a batch: only the first applies",
+        (PARIS,),
+        "I live in Berlin, yes I live in Berlin now",
+        (
+            extracted("I live in Berlin", "I live in Berlin now"),
+            decided((1, "UPDATE", 1), (2, "UPDATE", 1)),
+        ),
+        frozenset({"I live in Berlin", "I live in Berlin now"}),
+        (Action.UPDATE, Action.ADD),
+        (None, "duplicate_target"),
+        llm_calls=2,
+    ),
+    Case(
+        "a fact repeated within the message is written once",
+        (),
+        "I have a cat. Did I say I have a cat?",
+        (extracted("I have a cat", "I have a cat."),),
+        frozenset({"I have a cat"}),
+        (Action.ADD, Action.NONE),
+        ("no_candidates", "repeated_in_message"),
+        llm_calls=1,
+    ),
+    Case(
+        "a fact the model forgot to decide: retried, then kept as ADD",
+        (PARIS, CHESS),
+        "I live in Lyon and I love chess",
+        (
+            extracted("I live in Lyon", "I love chess"),
+            decided((1, "UPDATE", 1)),
+            decided((1, "UPDATE", 1)),
+        ),
+        frozenset({"I live in Lyon", CHESS, "I love chess"}),
+        (Action.UPDATE, Action.ADD),
+        (None, "missing_decision"),
+        llm_calls=3,
+    ),
+    Case(
+        "small talk: the pre-check skips the model",
+        (PARIS,),
+        "thanks a lot 👍",
+        (),
+        frozenset({PARIS}),
+        (),
+        (),
+        llm_calls=0,
+    ),
+    Case(
+        "a question yields no facts",
+        (PARIS,),
+        "what's the weather like in Paris tomorrow?",
+        (extracted(),),
+        frozenset({PARIS}),
+        (),
+        (),
+        llm_calls=1,
+    ),
+    Case(
+        "broken extraction JSON: queued, store unchanged",
+        (PARIS,),
+        "I moved to Berlin",
+        ('{"facts": [{"text": "I live in Berl',),
+        frozenset({PARIS}),
+        (),
+        (),
+        llm_calls=1,
+        queued_after=1,
+    ),
+    Case(
+        "broken decision JSON: queued, store unchanged",
+        (PARIS,),
+        "I moved to Berlin",
+        (extracted("I live in Berlin"), "Sure! I would update fact 1."),
+        frozenset({PARIS}),
+        (),
+        (),
+        llm_calls=2,
+        queued_after=1,
+    ),
+    Case(
+        "unknown action: queued, never applied",
+        (PARIS,),
+        "I moved to Berlin",
+        (extracted("I live in Berlin"), decided((1, "REPLACE", 1))),
+        frozenset({PARIS}),
+        (),
+        (),
+        llm_calls=2,
+        queued_after=1,
+    ),
+    Case(
+        "LLM outage: queued, store unchanged",
+        (PARIS,),
+        "I moved to Berlin",
+        (LanguageModelUnavailable("connection refused"),),
+        frozenset({PARIS}),
+        (),
+        (),
+        llm_calls=1,
+        queued_after=1,
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+async def test_branch(
+    case: Case, store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
+) -> None:
+    await seed(store, index, embedder, ALICE, *case.known)
+    llm = ScriptedLanguageModel(list(case.answers))
+    writer = make_writer(store, index, embedder, llm)
+
+    await say(writer, ALICE, case.message)
+
+    assert set(await active_texts(store, ALICE)) == case.active_after
+    events = await pipeline_events(store, ALICE)
+    assert tuple(event.final_action for event in events) == case.actions
+    assert tuple(event.guard for event in events) == case.guards
+    assert len(llm.calls) == case.llm_calls
+    assert await pending_count(store) == case.queued_after
+    assert not llm.steps, "every scripted answer was used"
