@@ -25,7 +25,7 @@ def strip_reply_fallback(body: str) -> str:
 
 def _word_pattern(name: str) -> re.Pattern[str]:
     # Word edges by hand, since \b fails next to the "@" and ":" of a user id.
-    return re.compile(rf"(?<![\w@:.\-]){re.escape(name)}(?![\w:\-]|\.\w)", re.IGNORECASE)
+    return re.compile(rf"(?<![\w@:.\-]){re.escape(name)}(?![\w:@\-]|\.\w)", re.IGNORECASE)
 
 
 def mentions_bot(
