@@ -1,0 +1,163 @@
+"""Privacy end to end: two people in one room, one person in two rooms and a DM.
+
+No reply prompt and no command output ever holds another scope's facts, and another scope's
+fact id reads exactly like an id that does not exist.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.messages import IncomingMessage
+from memory.embedding import Embedder
+from memory.scope import ScopeMode
+from tests.bot.core.harness import Harness, fact, make_config, open_harness, reply_calls
+
+ROOM_R = "!r:x"
+ROOM_S = "!s:x"
+# (user, room, message, fact): room None is the DM.
+TOLD = [
+    ("alice", ROOM_R, "I'm allergic to peanuts.", "I am allergic to peanuts"),
+    ("bob", ROOM_R, "I play the cello.", "I play the cello"),
+    ("alice", ROOM_S, "I work at Acme.", "I work at Acme"),
+    ("alice", None, "My bank is Northbank.", "My bank is Northbank"),
+]
+QUESTION = "Do you remember my peanuts, cello, Acme or Northbank?"
+SECRETS = {told[3] for told in TOLD}
+
+
+def ids_in(text: str) -> set[int]:
+    return {int(number) for number in re.findall(r"#(\d+)", text)}
+
+
+async def tell_everything(bot: Harness) -> dict[str, int]:
+    for user, room, message, fact_text in TOLD:
+        bot.mind.facts[message] = [fact(fact_text)]
+        await bot.say(user, message, room=room)
+    async with bot.app.store.transaction() as tx:
+        return {f.text: f.id for f in await tx.facts.admin_active_facts()}
+
+
+def leaked(text: str, allowed: set[str]) -> set[str]:
+    return {secret for secret in SECRETS - allowed if secret in text}
+
+
+@pytest.fixture
+async def bot(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Harness]:
+    harness = await open_harness(tmp_path, embedder)
+    yield harness
+    await harness.app.aclose()
+
+
+@pytest.mark.parametrize(
+    ("user", "room", "own"),
+    [
+        ("alice", ROOM_R, "I am allergic to peanuts"),
+        ("bob", ROOM_R, "I play the cello"),
+        ("alice", ROOM_S, "I work at Acme"),
+        ("alice", None, "My bank is Northbank"),
+    ],
+)
+async def test_prompts_and_commands_hold_only_the_callers_scope(
+    bot: Harness, user: str, room: str | None, own: str
+) -> None:
+    await tell_everything(bot)
+    # A question near every secret (cosine 0.22-0.45), so only the scope keeps them out.
+    await bot.say(user, QUESTION, room=room)
+    prompt = bot.last_reply_prompt()
+    assert f"- {own}" in prompt
+    assert leaked(prompt, {own}) == set()
+
+    outputs = [
+        await bot.say(user, command, room=room)
+        for command in (
+            "!memory list",
+            "!memory search peanuts cello Acme bank",
+            "!memory search cello",
+            "!memory search Northbank",
+        )
+    ]
+    export = (await bot.send(user, "!memory export", room=room))[0].attachments[0].content
+    for output in [*outputs, export.decode()]:
+        assert leaked(output, {own}) == set(), output
+    assert [f["text"] for f in json.loads(export)["facts"]] == [own]
+    assert own in outputs[0]
+
+
+async def test_another_scopes_fact_id_is_not_found(bot: Harness) -> None:
+    ids = await tell_everything(bot)
+    unknown = max(ids.values()) + 100
+    for command in ("forget", "history"):
+        missing = await bot.say("alice", f"!memory {command} {unknown}", room=ROOM_R)
+        for secret, fact_id in ids.items():
+            if secret == "I am allergic to peanuts":
+                continue
+            reply = await bot.say("alice", f"!memory {command} {fact_id}", room=ROOM_R)
+            assert reply == missing.replace(f"#{unknown}", f"#{fact_id}")
+            assert secret not in reply
+    async with bot.app.store.transaction() as tx:
+        assert len(await tx.facts.admin_active_facts()) == 4
+
+
+async def test_autocomplete_offers_only_the_callers_facts(bot: Harness) -> None:
+    ids = await tell_everything(bot)
+    message = IncomingMessage(
+        platform="matrix",
+        user_key="matrix:alice",
+        display_name="Alice",
+        room_key=f"matrix:{ROOM_R}",
+        text="",
+        time=bot.clock.tick(),
+        is_direct=False,
+    )
+    everything = await bot.app.core.fact_choices(message, "")
+    assert everything == [
+        (
+            ids["I am allergic to peanuts"],
+            f"#{ids['I am allergic to peanuts']} I am allergic to peanuts",
+        )
+    ]
+    assert await bot.app.core.fact_choices(message, "cello") == []
+    assert await bot.app.core.fact_choices(message, str(ids["I play the cello"])) == []
+
+
+async def test_turns_of_other_people_stay_out_of_the_prompt(bot: Harness) -> None:
+    await bot.say("bob", "My locker code is 4711.", room=ROOM_R)
+    await bot.say("carol", "My locker code is 9999.")  # Carol's DM shares the "matrix:dm" key
+    await bot.say("alice", "What's my locker code?", room=ROOM_R)
+    assert "4711" not in bot.last_reply_prompt()
+    await bot.say("alice", "What's my locker code?")
+    assert "9999" not in bot.last_reply_prompt()
+    await bot.say("carol", "Remind me of my code?")
+    assert "My locker code is 9999." in bot.last_reply_prompt()
+
+
+async def test_user_mode_follows_the_person_but_never_brings_dm_facts_to_rooms(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    config = make_config(tmp_path / "data").model_copy(
+        update={
+            "memory": make_config(tmp_path).memory.model_copy(update={"scope_mode": ScopeMode.USER})
+        }
+    )
+    bot = await open_harness(tmp_path, embedder, config=config)
+    try:
+        await tell_everything(bot)
+        await bot.say("alice", QUESTION, room=ROOM_S)
+        prompt = reply_calls(bot.llm)[-1].prompt_text
+        assert "- I am allergic to peanuts" in prompt and "- I work at Acme" in prompt
+        assert leaked(prompt, {"I am allergic to peanuts", "I work at Acme"}) == set()
+        listing = await bot.say("alice", "!memory list", room=ROOM_S)
+        assert "Northbank" not in listing and "cello" not in listing
+        await bot.say("alice", QUESTION)
+        # From the DM, all of Alice's facts are visible; Bob's never.
+        dm_prompt = bot.last_reply_prompt()
+        assert leaked(dm_prompt, SECRETS - {"I play the cello"}) == set()
+        assert all(f"- {own}" in dm_prompt for own in SECRETS - {"I play the cello"})
+    finally:
+        await bot.app.aclose()
