@@ -1,0 +1,173 @@
+"""Queued writes survive outages and restarts, keep their order, and apply exactly once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from memory.embedding import FastEmbedEmbedder
+from memory.errors import VectorIndexError
+from memory.index import LanceFactIndex
+from memory.index.base import IndexedFact
+from memory.indexing import reconcile
+from memory.llm import ChatMessage, LanguageModelUnavailable, ScriptedLanguageModel
+from memory.store import Store
+from memory.write import MemoryWriter, WriteSettings
+from tests.memory.write.helpers import (
+    ALICE,
+    MESSAGE_TIME,
+    active_texts,
+    decided,
+    extracted,
+    pending_count,
+)
+
+START = datetime(2026, 11, 29, 12, 0, tzinfo=MESSAGE_TIME.tzinfo)
+
+
+@dataclass
+class ManualClock:
+    now: datetime = START
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+def answer_by_message(messages: Sequence[ChatMessage]) -> str:
+    """A model that extracts "I live in X" from "I live in X" and adds (no candidates here)."""
+    user_text = messages[-1].content
+    return extracted(user_text) if "New fact" not in user_text else decided((1, "UPDATE", 1))
+
+
+async def queued(store: Store) -> list[tuple[int, str | None]]:
+    async with store.transaction() as transaction:
+        rows = await transaction.pending.due(START + timedelta(days=365))
+    return [(row.attempts, row.last_error) for row in rows]
+
+
+async def test_outage_then_restart_finishes_the_write_exactly_once(
+    tmp_path: Path, embedder: FastEmbedEmbedder
+) -> None:
+    clock = ManualClock()
+    store = await Store.open(tmp_path / "db.sqlite3")
+    index = await LanceFactIndex.open(tmp_path / "index", dimension=384)
+    down = ScriptedLanguageModel([LanguageModelUnavailable("connection refused")])
+    writer = MemoryWriter(store, index, embedder, down, WriteSettings(), clock=clock)
+    await writer.submit(ALICE, "I have a cat named Miso", message_time=MESSAGE_TIME)
+    await writer.aclose()
+    assert await queued(store) == [(1, "LanguageModelUnavailable: connection refused")]
+    assert await active_texts(store, ALICE) == []
+    await index.aclose()
+    await store.aclose()
+
+    # A new process on the same files, with the model back.
+    store = await Store.open(tmp_path / "db.sqlite3")
+    index = await LanceFactIndex.open(tmp_path / "index", dimension=384)
+    up = ScriptedLanguageModel(fallback=answer_by_message)
+    writer = MemoryWriter(store, index, embedder, up, WriteSettings(), clock=clock)
+    assert await writer.process_due() == 0  # still inside the backoff
+    assert up.calls == []
+    clock.advance(31)
+    assert await writer.process_due() == 1
+    assert await writer.process_due() == 0
+    assert await active_texts(store, ALICE) == ["I have a cat named Miso"]
+    assert await pending_count(store) == 0
+    assert len(up.calls) == 1
+    await index.aclose()
+    await store.aclose()
+
+
+async def test_backoff_doubles_up_to_the_maximum(
+    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
+) -> None:
+    clock = ManualClock()
+    llm = ScriptedLanguageModel(fallback=LanguageModelUnavailable("down"))
+    settings = WriteSettings(retry_base_seconds=30, retry_max_seconds=100)
+    writer = MemoryWriter(store, index, embedder, llm, settings, clock=clock)
+    await writer.submit(ALICE, "I have a cat", message_time=MESSAGE_TIME)
+    await writer.drain()
+    delays = []
+    for _ in range(3):
+        async with store.transaction() as transaction:
+            (row,) = await transaction.pending.for_owner(ALICE.owner)
+        delays.append((row.next_attempt_at - clock.now).total_seconds())
+        clock.now = row.next_attempt_at
+        assert await writer.process_due() == 0
+    assert delays == [30, 60, 100]
+    assert len(llm.calls) == 4
+
+
+async def test_submit_and_process_due_together_apply_once(
+    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
+) -> None:
+    llm = ScriptedLanguageModel(fallback=answer_by_message)
+    writer = MemoryWriter(store, index, embedder, llm, WriteSettings())
+    await writer.submit(ALICE, "I have a cat", message_time=MESSAGE_TIME)
+    await writer.process_due()  # races the background task for the same row
+    await writer.drain()
+    assert await active_texts(store, ALICE) == ["I have a cat"]
+    assert len(llm.calls) == 1
+
+
+async def test_a_waiting_write_holds_back_later_messages_of_the_person(
+    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
+) -> None:
+    clock = ManualClock()
+    llm = ScriptedLanguageModel([LanguageModelUnavailable("down")], fallback=answer_by_message)
+    writer = MemoryWriter(store, index, embedder, llm, WriteSettings(), clock=clock)
+    await writer.submit(ALICE, "I live in Paris", message_time=MESSAGE_TIME)
+    await writer.drain()
+    await writer.submit(ALICE, "I live in Berlin", message_time=MESSAGE_TIME)
+    await writer.drain()
+    # Berlin must not be decided before Paris: it waits behind it.
+    assert await active_texts(store, ALICE) == []
+    clock.advance(31)
+    assert await writer.process_due() == 2
+    assert await active_texts(store, ALICE) == ["I live in Berlin"]
+
+
+async def test_an_unusable_answer_does_not_block_later_messages(
+    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
+) -> None:
+    llm = ScriptedLanguageModel(["I am sorry, I cannot do that."], fallback=answer_by_message)
+    writer = MemoryWriter(store, index, embedder, llm, WriteSettings())
+    await writer.submit(ALICE, "I live in Paris", message_time=MESSAGE_TIME)
+    await writer.drain()
+    await writer.submit(ALICE, "I have a cat", message_time=MESSAGE_TIME)
+    await writer.drain()
+    assert await active_texts(store, ALICE) == ["I have a cat"]
+    ((attempts, error),) = await queued(store)
+    assert attempts == 1
+    assert error is not None and error.startswith("UnusableModelOutput: extraction")
+
+
+class IndexThatFailsOnWrite(LanceFactIndex):
+    """Test double: a LanceDB index whose writes fail, as if the process died after commit."""
+
+    async def upsert(self, facts: Sequence[IndexedFact]) -> None:
+        raise VectorIndexError("simulated crash before the index write")
+
+
+async def test_index_failure_after_commit_is_repaired_by_reconcile(
+    tmp_path: Path, store: Store, embedder: FastEmbedEmbedder
+) -> None:
+    real = await LanceFactIndex.open(tmp_path / "crash-index", dimension=384)
+    failing = IndexThatFailsOnWrite(real._table, real.path)
+    llm = ScriptedLanguageModel(fallback=answer_by_message)
+    writer = MemoryWriter(store, failing, embedder, llm, WriteSettings())
+    await writer.submit(ALICE, "I have a cat", message_time=MESSAGE_TIME)
+    await writer.drain()
+    assert await active_texts(store, ALICE) == ["I have a cat"]
+    assert await pending_count(store) == 0  # applied once; not retried
+    assert await real.count() == 0
+
+    report = await reconcile(store, real, embedder)
+
+    assert report.missing == 1
+    assert await real.count() == 1
+    await real.aclose()

@@ -1,0 +1,204 @@
+"""The stages on their own: prompts, extraction parsing, the guards, normalisation, pre-check."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from memory.llm import ScriptedLanguageModel
+from memory.records import Action, Fact, FactSource, FactStatus
+from memory.write.candidates import Candidate
+from memory.write.decision import DecisionOutcome, decide
+from memory.write.errors import UnusableModelOutput
+from memory.write.extraction import ProposedFact, extract_facts
+from memory.write.guards import Guard, PlannedWrite, Subject, from_outcome, limit_batch
+from memory.write.normalise import normalise_text
+from memory.write.precheck import may_hold_fact
+from memory.write.prompts.decision import Decision, DecisionItem
+from tests.memory.write.helpers import MESSAGE_TIME, decided, extracted
+
+
+def stored(fact_id: int, text: str) -> Fact:
+    return Fact(
+        fact_id, "console:alice", "console:room1", text, "other", FactStatus.ACTIVE,
+        FactSource.STATED, MESSAGE_TIME, None, None, None, None, "m",
+    )  # fmt: skip
+
+
+def subject(text: str, *candidates: Fact) -> Subject:
+    return Subject(
+        ProposedFact(text), np.zeros(3, dtype=np.float32), [Candidate(c, 0.9) for c in candidates]
+    )
+
+
+async def test_extraction_prompt_has_the_date_and_only_the_users_message() -> None:
+    llm = ScriptedLanguageModel([extracted("I started working at Acme on 2026-11-26")])
+    await extract_facts(llm, "I started at Acme yesterday", MESSAGE_TIME)
+    (call,) = llm.calls
+    assert [message.role for message in call.messages] == ["system", "user"]
+    assert call.messages[1].content == "I started at Acme yesterday"
+    system = call.messages[0].content
+    assert "2026-11-27 (Friday)" in system
+    assert "Never take facts from the assistant's messages, from web search results" in system
+    assert call.json_schema is not None and "facts" in json.dumps(call.json_schema)
+
+
+async def test_extraction_keeps_the_models_date_and_category() -> None:
+    llm = ScriptedLanguageModel(
+        [
+            extracted(
+                "I started working at Acme on 2026-11-26", category="Work", valid_from="2026-11-26"
+            )
+        ]
+    )
+    (fact,) = await extract_facts(llm, "I started at Acme yesterday", MESSAGE_TIME)
+    assert fact.valid_from == datetime(2026, 11, 26, tzinfo=UTC)
+    assert fact.category == "work"
+
+
+async def test_extraction_drops_a_bad_date_but_keeps_the_fact(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    llm = ScriptedLanguageModel(
+        [extracted("I got married last spring", category="feelings", valid_from="spring")]
+    )
+    (fact,) = await extract_facts(llm, "I got married last spring", MESSAGE_TIME)
+    assert (fact.text, fact.valid_from, fact.category) == (
+        "I got married last spring",
+        None,
+        "other",
+    )
+    assert "unreadable date 'spring'" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("answer", "detail"),
+    [
+        ("not json at all", "Invalid JSON"),
+        ('{"facts": [{"category": "work"}]}', "facts.0.text"),
+        ('{"items": []}', "facts"),
+    ],
+)
+async def test_unusable_extraction_says_why(answer: str, detail: str) -> None:
+    llm = ScriptedLanguageModel([answer])
+    with pytest.raises(UnusableModelOutput, match=detail):
+        await extract_facts(llm, "I live in Paris", MESSAGE_TIME)
+
+
+async def test_fenced_json_is_accepted() -> None:
+    llm = ScriptedLanguageModel(["```json\n" + extracted("I have a cat") + "\n```"])
+    assert [f.text for f in await extract_facts(llm, "I have a cat", MESSAGE_TIME)] == [
+        "I have a cat"
+    ]
+
+
+async def test_decision_prompt_numbers_candidates_per_fact() -> None:
+    items = [
+        DecisionItem(1, "I live in Berlin", ("I live in Paris", "I work in Paris")),
+        DecisionItem(2, "I love chess", ("I like chess",)),
+    ]
+    llm = ScriptedLanguageModel([decided((1, "UPDATE", 1), (2, "NONE", 1))])
+    round_ = await decide(llm, items)
+    prompt = llm.calls[0].messages[1].content
+    assert prompt.splitlines() == [
+        "New fact 1: I live in Berlin",
+        "  Existing facts:",
+        "    1: I live in Paris",
+        "    2: I work in Paris",
+        "New fact 2: I love chess",
+        "  Existing facts:",
+        "    1: I like chess",
+    ]
+    assert round_.calls == 1
+
+
+async def test_decision_retry_states_the_error() -> None:
+    items = [DecisionItem(1, "I live in Berlin", ("I live in Paris",))]
+    llm = ScriptedLanguageModel([decided((1, "UPDATE", 3)), decided((1, "UPDATE", 1))])
+    round_ = await decide(llm, items)
+    retry = llm.calls[1].messages
+    assert retry[-2].role == "assistant" and retry[-2].content == decided((1, "UPDATE", 3))
+    assert "target 3 was not shown for it; the existing facts shown for it are 1..1" in (
+        retry[-1].content
+    )
+    assert round_.outcomes[0].final == Decision(fact=1, action="UPDATE", target=1)
+    assert round_.calls == 2
+
+
+def test_identical_update_becomes_none() -> None:
+    target = stored(40, "I'm 34 years old")
+    item = DecisionItem(1, "I'm 34 years old!", (target.text,))
+    update = Decision(fact=1, action="UPDATE", target=1)
+    plan = from_outcome(
+        subject("i'm 34 years old!", target), DecisionOutcome(item, update, update, False)
+    )
+    assert (plan.action, plan.guard, plan.target) == (Action.NONE, Guard.IDENTICAL_UPDATE, target)
+    assert (plan.proposed_action, plan.proposed_target) == ("UPDATE", "1")
+
+
+def test_similar_but_different_update_stays_an_update() -> None:
+    target = stored(40, "I'm 34 years old")
+    item = DecisionItem(1, "I'm 35 years old", (target.text,))
+    update = Decision(fact=1, action="update", target=1)
+    plan = from_outcome(
+        subject("I'm 35 years old", target), DecisionOutcome(item, update, update, False)
+    )
+    assert (plan.action, plan.guard, plan.target) == (Action.UPDATE, None, target)
+
+
+def test_cap_and_duplicate_target_keep_corrections_as_adds() -> None:
+    facts = [stored(i, f"fact {i}") for i in range(1, 6)]
+    plans = [
+        PlannedWrite(subject("a", facts[0]), Action.UPDATE, facts[0]),
+        PlannedWrite(subject("b", facts[0]), Action.DELETE, facts[0]),
+        PlannedWrite(subject("c", facts[1]), Action.DELETE, facts[1]),
+        PlannedWrite(subject("d", facts[2]), Action.UPDATE, facts[2]),
+        PlannedWrite(subject("e", facts[3]), Action.UPDATE, facts[3]),
+        PlannedWrite(subject("f", facts[4]), Action.DELETE, facts[4]),
+    ]
+    limited = limit_batch(plans, max_destructive=3)
+    assert [(p.action, p.guard) for p in limited] == [
+        (Action.UPDATE, None),
+        (Action.NONE, Guard.DUPLICATE_TARGET),
+        (Action.DELETE, None),
+        (Action.UPDATE, None),
+        (Action.ADD, Guard.DESTRUCTIVE_CAP),
+        (Action.NONE, Guard.DESTRUCTIVE_CAP),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "same"),
+    [
+        ("I like chess.", "i like CHESS", True),
+        ("I\u2019m 34 years old", "I'm 34 years old", True),  # curly apostrophe
+        ("  I live   in Paris ", "I live in Paris!", True),
+        ("I'm 34 years old", "I'm 35 years old", False),
+        ("I prefer tea over coffee", "I prefer coffee over tea", False),
+    ],
+)
+def test_normalise(first: str, second: str, same: bool) -> None:
+    assert (normalise_text(first) == normalise_text(second)) is same
+
+
+@pytest.mark.parametrize(
+    ("message", "may_hold"),
+    [
+        ("ok", False),
+        ("Thanks a lot!", False),
+        ("👍👍", False),
+        ("haha nice", False),
+        ("merci beaucoup", True),  # "beaucoup" is not in the list: sent to the model
+        ("", False),
+        ("ok, I live in Paris now", True),
+        ("no, I'm vegetarian", True),
+        ("I'm 34", True),
+        ("what's the weather in Paris?", True),
+        ("good night, I start my new job tomorrow", True),
+    ],
+)
+def test_precheck(message: str, may_hold: bool) -> None:
+    assert may_hold_fact(message) is may_hold
