@@ -3,26 +3,44 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from bot.config import Config
-from bot.doctor import run_checks
+from bot.doctor import Check, CheckResult, CheckStatus, default_checks, run_checks
+
+MARKS = {
+    CheckStatus.OK: "[green]ok  [/green]",
+    CheckStatus.WARN: "[yellow]warn[/yellow]",
+    CheckStatus.FAIL: "[red]FAIL[/red]",
+    CheckStatus.SKIP: "[dim]skip[/dim]",
+}
+
+
+def format_line(result: CheckResult) -> str:
+    """One line of rich markup; the detail is escaped, since URLs and errors contain [brackets]."""
+    return f"{MARKS[result.status]} {result.name}: {escape(result.detail)}"
 
 
 class DoctorCommand:
+    def __init__(self, checks: Callable[[], Sequence[Check]] = default_checks) -> None:
+        self._checks = checks
+
     def register(self, subparsers: Any) -> argparse.ArgumentParser:
         parser: argparse.ArgumentParser = subparsers.add_parser(
-            "doctor", help="check config, database, index and models, with the fix for each"
+            "doctor",
+            help="check config, storage, models, LLM, web search and chat credentials, "
+            "with the fix for each problem",
         )
         parser.set_defaults(handler=self)
         return parser
 
     async def run(self, arguments: argparse.Namespace, config: Config) -> int:
-        console = Console()
-        results = await run_checks(config)
+        console = Console(soft_wrap=True)
+        results = await run_checks(config, self._checks())
         for result in results:
-            mark = "[green]ok  [/green]" if result.ok else "[red]FAIL[/red]"
-            console.print(f"{mark} {result.name}: {result.detail}", highlight=False)
+            console.print(format_line(result), highlight=False)
         return 0 if all(result.ok for result in results) else 1

@@ -8,6 +8,7 @@ import pytest
 
 from adapters.main import main
 from tests.conftest import LOCAL_MODEL_DIRECTORY
+from tests.servers.ollama_server import OllamaServer
 
 
 @pytest.fixture
@@ -19,8 +20,13 @@ def config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-def test_doctor_reports_each_check(config_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--config", str(config_file), "doctor"]) == 0
+def test_doctor_reports_each_check(
+    config_file: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The doctor also checks the LLM: an Ollama-shaped server with the default model.
+    with OllamaServer(models=("llama3.1:8b",)) as ollama:
+        monkeypatch.setenv("MNEMO_LLM__BASE_URL", ollama.base_url)
+        assert main(["--config", str(config_file), "doctor"]) == 0
     output = capsys.readouterr().out
     for name in ("database", "embedding model", "vector index"):
         assert f"ok   {name}" in output

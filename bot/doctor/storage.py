@@ -1,26 +1,14 @@
-"""``mnemo doctor``: one line per check, what is wrong and how to fix it."""
+"""Doctor checks of the local parts: database, embedding model, vector index."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-
 from bot.components import build_embedder, embedding_dimension
 from bot.config import Config
+from bot.doctor.base import CheckResult
 from memory.errors import MemoryLayerError
 from memory.index import LanceFactIndex
 from memory.indexing import reconcile
 from memory.store import Store
-
-
-@dataclass(frozen=True, slots=True)
-class CheckResult:
-    name: str
-    ok: bool
-    detail: str
-
-
-Check = Callable[[Config], Awaitable[CheckResult]]
 
 
 async def check_database(config: Config) -> CheckResult:
@@ -31,10 +19,10 @@ async def check_database(config: Config) -> CheckResult:
             pending = await transaction.pending.count()
         await store.aclose()
     except MemoryLayerError as error:
-        return CheckResult("database", False, f"{path}: {error}")
+        return CheckResult.failed("database", f"{path}: {error}")
     except OSError as error:
-        return CheckResult("database", False, f"{path}: {error.strerror}; check the data_dir")
-    return CheckResult("database", True, f"{path} ({pending} messages waiting for memory)")
+        return CheckResult.failed("database", f"{path}: {error.strerror}; check the data_dir")
+    return CheckResult.passed("database", f"{path} ({pending} messages waiting for memory)")
 
 
 async def check_embedding(config: Config) -> CheckResult:
@@ -42,10 +30,10 @@ async def check_embedding(config: Config) -> CheckResult:
     try:
         dimension = await embedding_dimension(embedder)
     except MemoryLayerError as error:
-        return CheckResult("embedding model", False, str(error))
+        return CheckResult.failed("embedding model", str(error))
     finally:
         await embedder.aclose()
-    return CheckResult("embedding model", True, f"{embedder.model_name} ({dimension} dimensions)")
+    return CheckResult.passed("embedding model", f"{embedder.model_name} ({dimension} dimensions)")
 
 
 async def check_index(config: Config) -> CheckResult:
@@ -58,21 +46,13 @@ async def check_index(config: Config) -> CheckResult:
         await index.aclose()
         await store.aclose()
     except MemoryLayerError as error:
-        return CheckResult("vector index", False, str(error))
+        return CheckResult.failed("vector index", str(error))
     finally:
         await embedder.aclose()
     if report.in_step:
-        return CheckResult("vector index", True, "in step with the database")
-    return CheckResult(
+        return CheckResult.passed("vector index", "in step with the database")
+    return CheckResult.failed(
         "vector index",
-        False,
         f"{report.missing} missing, {report.stale} stale, {report.reembedded} to re-embed: "
         "run `mnemo reconcile` (the bot also repairs it at start-up)",
     )
-
-
-CHECKS: list[Check] = [check_database, check_embedding, check_index]
-
-
-async def run_checks(config: Config, checks: list[Check] | None = None) -> list[CheckResult]:
-    return [await check(config) for check in (checks or CHECKS)]
