@@ -1,0 +1,194 @@
+"""Consolidation time at 1k, 10k and 100k facts, in 100 scopes and in one scope.
+
+    .venv/bin/python -m benchmarks.consolidation [--sizes 1000 10000 100000]
+        [--changed 100] [--full-max 10000]
+
+Two runs per store size and layout, on real SQLite and LanceDB files:
+
+- incremental: the store was consolidated before, then ``--changed`` new facts arrive (each a
+  one-word variant of an existing fact of its scope, so every one finds a pair); this is the
+  scheduled run, and its time should follow the changed facts, not the store size;
+- full: the first run ever, every fact counts as changed (only up to ``--full-max`` facts,
+  because it is n searches: that is the point of visiting only what changed).
+
+Vectors come from the ``HashingEmbedder`` test double (384 dimensions, words hashed into
+buckets): embedding 100k sentences with a real model would take minutes and measure the model,
+not consolidation. The judge is a scripted model that answers instantly ("same" for every
+fourth pair, "different" for the rest), so the time is ours, not an LLM's: a real local LLM
+adds roughly one call per 10 pairs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+from sqlalchemy import insert
+
+from memory.consolidation import ConsolidationSettings, consolidate
+from memory.embedding import HashingEmbedder
+from memory.index import IndexedFact, LanceFactIndex
+from memory.llm import ChatMessage, ScriptedLanguageModel
+from memory.records import FactSource, FactStatus, NewFact
+from memory.scope import Scope
+from memory.store import Store, utc_now
+from memory.store.schema import FactRow
+
+DIMENSION = 384
+FILL_BATCH = 10_000
+SETTINGS = ConsolidationSettings(candidate_threshold=0.5, neighbours=5, batch_size=10)
+WORDS = [f"w{number}" for number in range(5_000)]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    size: int
+    scopes: int
+    kind: str
+    changed: int
+    pairs: int
+    merged: int
+    llm_calls: int
+    seconds: float
+
+
+def scope_of(number: int) -> Scope:
+    return Scope(f"console:user{number}", f"console:room{number}")
+
+
+def sentence(generator: random.Random) -> str:
+    return "I " + " ".join(generator.choice(WORDS) for _ in range(5))
+
+
+def judge(messages: Sequence[ChatMessage]) -> str:
+    count = messages[-1].content.count("Pair ")
+    verdicts = [
+        {"pair": n, "verdict": "same" if n % 4 == 0 else "different", "keep": "A"}
+        for n in range(1, count + 1)
+    ]
+    return json.dumps({"verdicts": verdicts})
+
+
+async def fill(store: Store, index: LanceFactIndex, texts: list[str], scopes: int) -> None:
+    """Bulk insert, older than the last run, and index with their vectors."""
+    embedder = HashingEmbedder(DIMENSION)
+    created = utc_now() - timedelta(days=1)
+    for start in range(0, len(texts), FILL_BATCH):
+        batch = texts[start : start + FILL_BATCH]
+        owners = [scope_of((start + offset) % scopes) for offset in range(len(batch))]
+        rows = [
+            {
+                "owner": scope.owner,
+                "room": scope.room,
+                "text": text,
+                "category": "general",
+                "status": FactStatus.ACTIVE.value,
+                "source": FactSource.STATED.value,
+                "created_at": created,
+                "embedding_model": embedder.model_name,
+            }
+            for scope, text in zip(owners, batch, strict=True)
+        ]
+        async with store.transaction() as transaction:
+            result = await transaction.session.execute(insert(FactRow).returning(FactRow.id), rows)
+            ids = list(result.scalars().all())
+        vectors = await embedder.embed(batch)
+        await index.upsert(
+            [
+                IndexedFact(fact_id, scope.owner, scope.room, text, vector, embedder.model_name)
+                for fact_id, scope, text, vector in zip(ids, owners, batch, vectors, strict=True)
+            ]
+        )
+    await index.optimize()
+
+
+async def add_changed(
+    store: Store, index: LanceFactIndex, texts: list[str], scopes: int, changed: int
+) -> None:
+    """``changed`` new facts, each an existing fact of its scope with one word replaced."""
+    generator = random.Random(11)
+    embedder = HashingEmbedder(DIMENSION)
+    facts = []
+    async with store.transaction() as transaction:
+        for _ in range(changed):
+            original = generator.randrange(len(texts))
+            words = texts[original].split()
+            words[generator.randrange(1, len(words))] = generator.choice(WORDS)
+            scope = scope_of(original % scopes)
+            new = NewFact(" ".join(words), source=FactSource.STATED)
+            facts.append(await transaction.facts.add(scope, new, embedding_model="test/hashing"))
+    vectors = await embedder.embed([fact.text for fact in facts])
+    await index.upsert(
+        [
+            IndexedFact(fact.id, fact.owner, fact.room, fact.text, vector, embedder.model_name)
+            for fact, vector in zip(facts, vectors, strict=True)
+        ]
+    )
+
+
+async def measure(size: int, scopes: int, kind: str, changed: int) -> Measurement:
+    generator = random.Random(7)
+    texts = [sentence(generator) for _ in range(size)]
+    with tempfile.TemporaryDirectory() as directory:
+        store = await Store.open(Path(directory) / "bench.sqlite3")
+        index = await LanceFactIndex.open(Path(directory) / "index", dimension=DIMENSION)
+        await fill(store, index, texts, scopes)
+        if kind == "incremental":
+            async with store.transaction() as transaction:
+                await transaction.set_setting(
+                    "consolidation.last_run", (utc_now() - timedelta(hours=1)).isoformat()
+                )
+            await add_changed(store, index, texts, scopes, changed)
+        model = ScriptedLanguageModel(fallback=judge)
+        started = time.perf_counter()
+        report = await consolidate(store, index, HashingEmbedder(DIMENSION), model, SETTINGS)
+        seconds = time.perf_counter() - started
+        await index.aclose()
+        await store.aclose()
+    return Measurement(
+        size,
+        scopes,
+        kind,
+        report.changed_facts,
+        report.pairs_proposed,
+        len(report.applied),
+        len(model.calls),
+        seconds,
+    )
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    parser.add_argument("--changed", type=int, default=100)
+    parser.add_argument("--full-max", type=int, default=10_000)
+    arguments = parser.parse_args()
+    print(
+        "| facts | scopes | run | changed facts | pairs | merged | LLM calls | time "
+        "| per changed fact |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for size in arguments.sizes:
+        for scopes in (100, 1):
+            kinds = ["incremental"] + (["full"] if size <= arguments.full_max else [])
+            for kind in kinds:
+                result = await measure(size, scopes, kind, arguments.changed)
+                per_fact = result.seconds / max(result.changed, 1) * 1000
+                print(
+                    f"| {result.size:,} | {result.scopes} | {result.kind} | {result.changed:,} "
+                    f"| {result.pairs:,} | {result.merged:,} | {result.llm_calls:,} "
+                    f"| {result.seconds:.2f} s | {per_fact:.1f} ms |",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
