@@ -212,3 +212,16 @@ def build_jobs(
     if writer is not None:
         jobs.append(pending_retry_job(config, writer))
     return jobs
+
+
+def build_maintenance_scheduler(
+    config: Config,
+    store: Store,
+    index: VectorIndex,
+    embedder: Embedder,
+    model: LanguageModel | None,
+    writer: PendingWriteProcessor | None,
+) -> MaintenanceScheduler:
+    """For the composition root: ``await scheduler.start()`` once the bot runs, and
+    ``await scheduler.shutdown()`` before the parts are closed."""
+    return MaintenanceScheduler(store, build_jobs(config, store, index, embedder, model, writer))

@@ -17,6 +17,7 @@ from bot.scheduler import (
     Job,
     MaintenanceScheduler,
     build_jobs,
+    build_maintenance_scheduler,
     consolidation_job,
     first_run_time,
     last_run,
@@ -240,3 +241,18 @@ async def test_the_retry_job_processes_writes_queued_during_an_outage(
         assert [fact.text for fact in await transaction.facts.list_in_scope(ALICE_DM)] == [
             "I live in Berlin"
         ]
+
+
+async def test_the_composition_root_gets_every_job_on_the_schedule(
+    store: Store, index: LanceFactIndex, embedder: Embedder
+) -> None:
+    writer = MemoryWriter(store, index, embedder, ScriptedLanguageModel(), WriteSettings())
+    scheduler = build_maintenance_scheduler(Config(), store, index, embedder, None, writer)
+
+    await scheduler.start()
+    try:
+        names = set(scheduler.next_run_times())
+    finally:
+        await scheduler.shutdown()
+
+    assert names == {CONSOLIDATION, RECONCILE, PURGE, PENDING_RETRY}
