@@ -58,7 +58,7 @@ async def test_follow_up_about_the_weather_searches_paris_and_tomorrow(
 
     # the model was shown the earlier turn and today's date, which is where Paris comes from
     (call,) = model.calls
-    assert "what's the weather in Paris?" in call.prompt_text
+    assert "console:alice: what's the weather in Paris?" in call.prompt_text
     assert "Today is 2026-11-29" in call.prompt_text
     assert call.json_schema == SearchDecision.model_json_schema()
     # SearXNG received the query with the context, and its results reached the section

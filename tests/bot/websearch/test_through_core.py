@@ -1,0 +1,282 @@
+"""Web search end to end through the conversation core (issue 8).
+
+Real parts: the core, SQLite, LanceDB, the all-MiniLM-L6-v2 embedder, the memory writer, the
+SearxngAdvisor and SearxngClient built by the composition root from ``search.searxng_url``,
+and a SearXNG-shaped server on 127.0.0.1. The only double is the model's judgement
+(:class:`WebMind`), answering each kind of call as a real model would.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from bot.config import Config
+from bot.websearch.advisor import UNAVAILABLE_NOTICE
+from bot.websearch.decision_prompt import SYSTEM_PROMPT as SEARCH_DECISION_PROMPT
+from memory.embedding import Embedder
+from memory.llm import ChatMessage, RecordedCall, ScriptedLanguageModel
+from memory.records import Fact, FactStatus
+from memory.scope import Scope, ScopeMode
+from tests.bot.core.harness import (
+    Harness,
+    ScriptedMind,
+    extraction_calls,
+    fact,
+    open_harness,
+    reply_calls,
+)
+from tests.servers.searxng_server import Mode, SearxngShapedServer, running_searxng
+
+# The part of the search-decision system prompt before its first placeholder.
+SEARCH_DECISION_OPENING = SEARCH_DECISION_PROMPT.split("{", 1)[0]
+TIMEANDDATE = "https://www.timeanddate.com/weather/france/paris"
+METEOFRANCE = "https://www.meteofrance.com/previsions-meteo-france/paris/75000"
+WIKIPEDIA_AMELIE = "https://en.wikipedia.org/wiki/Am%C3%A9lie"
+ALICE_DM = Scope("matrix:alice", "matrix:dm", ScopeMode.USER_ROOM)
+
+
+def search(*queries: str) -> str:
+    return json.dumps({"search": bool(queries), "queries": list(queries), "time_range": None})
+
+
+@dataclass
+class WebMind(ScriptedMind):
+    """:class:`ScriptedMind` that also answers the search-decision call, in order."""
+
+    searches: list[str] = field(default_factory=list)
+
+    def __call__(self, messages: Sequence[ChatMessage]) -> str:
+        if messages[0].content.startswith(SEARCH_DECISION_OPENING):
+            return self.searches.pop(0)
+        return super().__call__(messages)
+
+
+def search_decision_calls(llm: ScriptedLanguageModel) -> list[RecordedCall]:
+    return [c for c in llm.calls if c.messages[0].content.startswith(SEARCH_DECISION_OPENING)]
+
+
+def config_for(data_dir: Path, searxng_url: str) -> Config:
+    return Config.model_validate(
+        {
+            "storage": {"data_dir": str(data_dir)},
+            "search": {"searxng_url": searxng_url, "timeout_seconds": 0.5, "language": "en"},
+        }
+    )
+
+
+@dataclass
+class WebBot:
+    harness: Harness
+    mind: WebMind
+    searxng: SearxngShapedServer
+
+    @property
+    def llm(self) -> ScriptedLanguageModel:
+        return self.harness.llm
+
+    async def say(self, user: str, text: str, *, room: str | None = None) -> str:
+        return await self.harness.say(user, text, room=room)
+
+    async def active_facts(self) -> list[str]:
+        """Every active fact in the store, whoever owns it (test inspection only)."""
+        async with self.harness.app.store.transaction() as tx:
+            return [f.text for f in await tx.facts.admin_active_facts()]
+
+    async def alice_facts(self, status: FactStatus) -> list[Fact]:
+        async with self.harness.app.store.transaction() as tx:
+            return await tx.facts.list_in_scope(ALICE_DM, statuses=(status,))
+
+
+@pytest.fixture
+def searxng_mode() -> Mode:
+    return "recorded"
+
+
+@pytest.fixture
+def searxng(searxng_mode: Mode) -> Iterator[SearxngShapedServer]:
+    with running_searxng(searxng_mode, slow_seconds=3.0) as server:
+        yield server
+
+
+@pytest.fixture
+async def bot(
+    tmp_path: Path, embedder: Embedder, searxng: SearxngShapedServer
+) -> AsyncIterator[WebBot]:
+    mind = WebMind()
+    harness = await open_harness(
+        tmp_path, embedder, config=config_for(tmp_path / "data", searxng.base_url), mind=mind
+    )
+    yield WebBot(harness, mind, searxng)
+    await harness.app.aclose()
+
+
+def assert_write_path_saw_only_user_words(bot: WebBot, user_messages: Sequence[str]) -> None:
+    """Every extraction prompt is the fixed system prompt plus one of the person's messages."""
+    calls = extraction_calls(bot.llm)
+    assert [call.messages[-1].content for call in calls] == list(user_messages)
+    for call in calls:
+        assert len(call.messages) == 2
+        assert "http" not in call.prompt_text
+        assert "Web search results" not in call.prompt_text
+
+
+async def test_weather_follow_up_searches_paris_tomorrow_and_cites_the_source(
+    bot: WebBot,
+) -> None:
+    bot.mind.searches += [
+        search("weather in Paris today"),
+        search("Paris weather forecast 2026-11-30"),
+    ]
+    bot.mind.replies += [
+        f"It's 8 °C with passing clouds in Paris [1] {TIMEANDDATE}",
+        f"Tomorrow brings showers in Paris, 4 to 9 °C [1] {METEOFRANCE}",
+    ]
+
+    first = await bot.say("alice", "what's the weather in Paris?")
+    second = await bot.say("alice", "and tomorrow?")
+
+    # The query strings SearXNG received carry the context of the follow-up.
+    assert bot.searxng.queries == ["weather in Paris today", "Paris weather forecast 2026-11-30"]
+    # ...because the decision for "and tomorrow?" was shown the earlier turns and the date,
+    # read back from the store by the core.
+    follow_up = search_decision_calls(bot.llm)[1].prompt_text
+    assert "matrix:alice: what's the weather in Paris?" in follow_up
+    assert f"assistant: It's 8 °C with passing clouds in Paris [1] {TIMEANDDATE}" in follow_up
+    assert "Today is 2026-11-29" in follow_up
+    assert follow_up.endswith("Newest message:\nand tomorrow?")
+    # The results reached the answer's prompt, beside the conversation history.
+    answer_call = reply_calls(bot.llm)[-1]
+    system = answer_call.messages[0].content
+    assert f"URL: {METEOFRANCE}" in system
+    assert "averses l'après-midi" in system
+    assert "cite every source you use by its number and URL" in system
+    assert [m.content for m in answer_call.messages[1:]] == [
+        "what's the weather in Paris?",
+        f"It's 8 °C with passing clouds in Paris [1] {TIMEANDDATE}",
+        "and tomorrow?",
+    ]
+    # The reply cites the URLs, and no notice was needed.
+    assert first.endswith(TIMEANDDATE)
+    assert second == f"Tomorrow brings showers in Paris, 4 to 9 °C [1] {METEOFRANCE}"
+    # Nothing from the web reached the write path or the store.
+    assert_write_path_saw_only_user_words(bot, ["what's the weather in Paris?", "and tomorrow?"])
+    assert await bot.active_facts() == []
+
+
+async def test_film_follow_up_searches_the_film_and_only_the_persons_words_are_learned(
+    bot: WebBot,
+) -> None:
+    watched = "I watched Amélie last night, the 2001 one with Audrey Tautou."
+    bot.mind.facts[watched] = [fact("I watched Amélie (2001) on 2026-11-28", "hobby")]
+    bot.mind.searches.append(search("Amélie 2001 film director"))
+    bot.mind.replies += [
+        "Lovely! Did you like it?",
+        f"Amélie was directed by Jean-Pierre Jeunet [1] {WIKIPEDIA_AMELIE}",
+    ]
+
+    await bot.say("alice", watched)
+    answer = await bot.say("alice", "who directed it?")
+
+    # The statement was spared the decision call; the question was decided with its context.
+    (decision_call,) = search_decision_calls(bot.llm)
+    assert "matrix:alice: I watched Amélie last night" in decision_call.prompt_text
+    assert bot.searxng.queries == ["Amélie 2001 film director"]
+    system = reply_calls(bot.llm)[-1].messages[0].content
+    assert f"[1] Amélie\n    URL: {WIKIPEDIA_AMELIE}" in system
+    assert "Director: Jean-Pierre Jeunet" in system
+    assert answer.endswith(WIKIPEDIA_AMELIE)
+    assert_write_path_saw_only_user_words(bot, [watched, "who directed it?"])
+    assert await bot.active_facts() == ["I watched Amélie (2001) on 2026-11-28"]
+
+
+async def test_forced_search_command_searches_the_words_as_given(bot: WebBot) -> None:
+    bot.mind.replies.append(f"Right now: 8 °C and passing clouds [1] {TIMEANDDATE}")
+
+    answer = await bot.say("alice", "!search paris weather")
+
+    assert search_decision_calls(bot.llm) == []
+    assert bot.searxng.queries == ["paris weather"]
+    assert f"URL: {TIMEANDDATE}" in reply_calls(bot.llm)[-1].messages[0].content
+    assert answer.endswith(TIMEANDDATE)
+    # a command is never a source of memory
+    assert extraction_calls(bot.llm) == []
+
+
+async def test_searches_are_written_from_the_persons_own_turns_only(bot: WebBot) -> None:
+    bot.mind.searches += [search("weather in Berlin today"), search("Paris weather 2026-11-30")]
+
+    await bot.say("bob", "what's the weather in Berlin?", room="room1")
+    await bot.say("alice", "is it going to rain in Paris tomorrow?", room="room1")
+
+    alice_decision = search_decision_calls(bot.llm)[1].prompt_text
+    assert "Berlin" not in alice_decision
+    assert "(no earlier messages)" in alice_decision
+
+
+async def test_nothing_found_is_said_after_the_answer(bot: WebBot) -> None:
+    # A model that dropped the context: the web has nothing for it, and the person is told.
+    bot.mind.searches.append(search("weather tomorrow"))
+    bot.mind.replies.append("I could not find a forecast.")
+
+    answer = await bot.say("alice", "and tomorrow?")
+
+    notice = "I searched the web for “weather tomorrow” but found nothing."
+    assert answer == f"I could not find a forecast.\n\n{notice}"
+    assert "Web search results" not in reply_calls(bot.llm)[-1].messages[0].content
+
+
+@pytest.mark.parametrize(
+    ("searxng_mode", "operator_line"),
+    [
+        ("forbidden", "add `json` to `search.formats` in SearXNG's settings.yml"),
+        ("slow", "did not answer within 0.5 s"),
+    ],
+)
+async def test_searxng_failure_answers_without_the_web_and_says_so(
+    bot: WebBot, caplog: pytest.LogCaptureFixture, operator_line: str
+) -> None:
+    bot.mind.searches.append(search("weather in Paris today"))
+    bot.mind.replies.append("I think it is mild in Paris this time of year.")
+
+    with caplog.at_level(logging.WARNING, logger="bot.websearch"):
+        answer = await bot.say("alice", "what's the weather in Paris?")
+
+    assert answer == f"I think it is mild in Paris this time of year.\n\n{UNAVAILABLE_NOTICE}"
+    assert "Web search results" not in reply_calls(bot.llm)[-1].messages[0].content
+    assert operator_line in caplog.text
+
+
+async def test_comparative_preference_is_one_fact_and_a_later_change_updates_it(
+    bot: WebBot,
+) -> None:
+    # What a real model extracts: the comparison as one fact, then the new preference.
+    bot.mind.facts["I prefer tea over coffee"] = [fact("I prefer tea over coffee", "preference")]
+    bot.mind.facts["actually I prefer coffee now"] = [
+        fact("I prefer coffee over tea now", "preference")
+    ]
+    bot.mind.decisions.append('{"decisions": [{"fact": 1, "action": "UPDATE", "target": 1}]}')
+
+    await bot.say("alice", "I prefer tea over coffee")
+    (stored,) = await bot.alice_facts(FactStatus.ACTIVE)
+    await bot.say("alice", "actually I prefer coffee now")
+
+    extraction = extraction_calls(bot.llm)[0].messages[0].content
+    assert 'Comparative preferences are facts ("I prefer tea over coffee")' in extraction
+    assert stored.text == "I prefer tea over coffee"
+    # The decision saw the old preference as candidate 1 for the new one, and UPDATE won.
+    decision_prompt = next(c for c in bot.llm.calls if "New fact 1:" in c.prompt_text).prompt_text
+    assert "New fact 1: I prefer coffee over tea now" in decision_prompt
+    assert "1: I prefer tea over coffee" in decision_prompt
+    (current,) = await bot.alice_facts(FactStatus.ACTIVE)
+    (old,) = await bot.alice_facts(FactStatus.SUPERSEDED)
+    assert current.text == "I prefer coffee over tea now"
+    assert old.id == stored.id
+    assert old.superseded_by == current.id
+    # Neither statement cost a search-decision call.
+    assert search_decision_calls(bot.llm) == []
