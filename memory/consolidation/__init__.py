@@ -16,7 +16,6 @@ from memory.consolidation.run import (
     ConsolidationSettings,
     consolidate,
 )
-from memory.consolidation.text import normalise_text
 
 __all__ = [
     "PROMPT_VERSION",
@@ -32,6 +31,5 @@ __all__ = [
     "consolidate",
     "decisions_for_batch",
     "judge_batch",
-    "normalise_text",
     "propose_pairs",
 ]

@@ -14,8 +14,8 @@ from typing import Literal
 
 from memory.consolidation.judge_prompt import JudgeResponse, PairJudgement
 from memory.consolidation.pairs import CandidatePair
-from memory.consolidation.text import normalise_text
 from memory.records import Fact, FactStatus
+from memory.write.normalise import normalise_text
 
 Side = Literal["A", "B"]
 

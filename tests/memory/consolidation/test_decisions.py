@@ -6,11 +6,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory.consolidation import PairJudgement, Verdict, normalise_text
+from memory.consolidation import PairJudgement, Verdict
 from memory.consolidation.decisions import decide, text_duplicate_decision
 from memory.consolidation.judge_prompt import PROMPT_VERSION, build_judge_messages
 from memory.consolidation.pairs import CandidatePair, chronological
 from memory.records import Fact, FactSource, FactStatus
+from memory.write.normalise import normalise_text
 
 
 def fact(fact_id: int, text: str, day: int) -> Fact:
