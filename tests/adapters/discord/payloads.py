@@ -239,6 +239,7 @@ def interaction(
         "locale": "en-US",
         "app_permissions": "2147483647",
         "entitlements": [],
+        "attachment_size_limit": 10 * 1024 * 1024,
         "context": 1 if direct else 0,
     }
     if direct:
