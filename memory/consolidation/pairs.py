@@ -17,6 +17,8 @@ from memory.records import Fact, FactStatus
 from memory.scope import Scope, ScopeMode
 from memory.store import Store
 
+EMBED_CHUNK = 256
+
 
 @dataclass(frozen=True, slots=True)
 class CandidatePair:
@@ -56,18 +58,18 @@ async def nearest_ids(
     neighbours: int,
 ) -> dict[tuple[int, int], float]:
     """Unordered id pairs (smaller id first) of similar facts, with their cosine."""
-    if not changed:
-        return {}
-    vectors = await embedder.embed([fact.text for fact in changed])
     found: dict[tuple[int, int], float] = {}
-    for fact, vector in zip(changed, vectors, strict=True):
-        # One extra result, because the fact usually finds itself first.
-        hits = await index.search(scope, vector, limit=neighbours + 1, min_similarity=threshold)
-        for hit in hits:
-            if hit.fact_id == fact.id:
-                continue
-            key = (min(fact.id, hit.fact_id), max(fact.id, hit.fact_id))
-            found[key] = max(found.get(key, -1.0), hit.similarity)
+    # In chunks: a first run over a big scope must not embed everything in one call.
+    for start in range(0, len(changed), EMBED_CHUNK):
+        chunk = changed[start : start + EMBED_CHUNK]
+        vectors = await embedder.embed([fact.text for fact in chunk])
+        for fact, vector in zip(chunk, vectors, strict=True):
+            # One extra result, because the fact usually finds itself first.
+            hits = await index.search(scope, vector, limit=neighbours + 1, min_similarity=threshold)
+            for hit in hits:
+                if hit.fact_id != fact.id:
+                    key = (min(fact.id, hit.fact_id), max(fact.id, hit.fact_id))
+                    found[key] = max(found.get(key, -1.0), hit.similarity)
     return found
 
 
