@@ -61,13 +61,9 @@ def search_decision_calls(llm: ScriptedLanguageModel) -> list[RecordedCall]:
     return [c for c in llm.calls if c.messages[0].content.startswith(SEARCH_DECISION_OPENING)]
 
 
-def config_for(data_dir: Path, searxng_url: str) -> Config:
-    return Config.model_validate(
-        {
-            "storage": {"data_dir": str(data_dir)},
-            "search": {"searxng_url": searxng_url, "timeout_seconds": 0.5, "language": "en"},
-        }
-    )
+def config_for(data_dir: Path, searxng_url: str, **search: object) -> Config:
+    settings = {"searxng_url": searxng_url, "timeout_seconds": 0.5, "language": "en", **search}
+    return Config.model_validate({"storage": {"data_dir": str(data_dir)}, "search": settings})
 
 
 @dataclass
@@ -280,3 +276,39 @@ async def test_comparative_preference_is_one_fact_and_a_later_change_updates_it(
     assert old.superseded_by == current.id
     # Neither statement cost a search-decision call.
     assert search_decision_calls(bot.llm) == []
+
+
+async def test_search_settings_reach_searxng_and_the_prompt(
+    tmp_path: Path, embedder: Embedder, searxng: SearxngShapedServer
+) -> None:
+    config = config_for(tmp_path / "data", searxng.base_url, max_results=1, safe_search=2)
+    mind = WebMind(searches=[search("Amélie 2001 film director")])
+    harness = await open_harness(tmp_path, embedder, config=config, mind=mind)
+    try:
+        await harness.say("alice", "who directed Amélie?")
+    finally:
+        await harness.app.aclose()
+
+    (request,) = searxng.requests
+    assert request.parameters["language"] == "en"
+    assert request.parameters["safesearch"] == "2"
+    system = reply_calls(harness.llm)[-1].messages[0].content
+    assert "[1] Amélie" in system
+    assert "[2]" not in system  # max_results = 1
+
+
+async def test_stored_facts_never_reach_the_search_decision(bot: WebBot) -> None:
+    bot.mind.facts["My sister Claire lives in Lyon."] = [
+        fact("My sister Claire lives in Lyon", "family")
+    ]
+    bot.mind.searches.append(search("Lyon weather forecast 2026-11-30"))
+
+    await bot.say("alice", "My sister Claire lives in Lyon.")
+    await bot.say("alice", "I'm visiting her. What's the weather there tomorrow?")
+
+    assert await bot.active_facts() == ["My sister Claire lives in Lyon"]
+    # The answer's prompt recalls the fact; the decision sees only the turns and the message.
+    assert "- My sister Claire lives in Lyon" in reply_calls(bot.llm)[-1].messages[0].content
+    (decision_call,) = search_decision_calls(bot.llm)
+    assert "What you remember about" not in decision_call.prompt_text
+    assert decision_call.prompt_text.count("Claire") == 1  # the earlier turn, not the fact
