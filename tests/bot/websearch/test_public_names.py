@@ -1,0 +1,41 @@
+"""The public names of bot.websearch are the ones intended, and the test double works."""
+
+from __future__ import annotations
+
+import bot.websearch
+from bot.websearch import FixedWebSearchAdvisor, WebContext
+from tests.bot.websearch.turns import PARIS_WEATHER, TODAY
+
+
+def test_public_names() -> None:
+    assert sorted(bot.websearch.__all__) == [
+        "FixedWebSearchAdvisor",
+        "Infobox",
+        "JsonFormatDisabled",
+        "SearchEngine",
+        "SearchResponseError",
+        "SearchResult",
+        "SearchResults",
+        "SearchUnavailable",
+        "SearxngAdvisor",
+        "SearxngClient",
+        "TimeRange",
+        "WebContext",
+        "WebSearchAdvisor",
+        "WebSearchError",
+    ]
+    for name in bot.websearch.__all__:
+        assert getattr(bot.websearch, name) is not None
+
+
+async def test_fixed_advisor_returns_its_context_and_records_calls() -> None:
+    context = WebContext(("q",), "section")
+    advisor = FixedWebSearchAdvisor(context)
+
+    got = await advisor.context_for("and tomorrow?", PARIS_WEATHER, TODAY, forced_query="x")
+
+    assert got is context
+    (call,) = advisor.calls
+    assert call.text == "and tomorrow?"
+    assert call.turns == tuple(PARIS_WEATHER)
+    assert call.forced_query == "x"
