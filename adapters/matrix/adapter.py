@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any, Protocol
 
 from nio import (
@@ -39,6 +40,10 @@ SYNC_TIMEOUT_MS = 30_000
 UNDECRYPTABLE_NOTICE = (
     "I could not decrypt your message (my device has no key for it yet). "
     "Please send it again; if this keeps happening, verify or re-share keys with my device."
+)
+PRIVATE_ELSEWHERE_NOTICE = "That answer is private: I sent it to our direct chat."
+PRIVATE_NO_DM_NOTICE = (
+    "That answer is private and we have no direct chat yet: invite me to one and ask there."
 )
 FAILURE_NOTICE = "Sorry, something went wrong while I was answering. Please try again."
 
@@ -184,12 +189,41 @@ class MatrixAdapter:
                     OutgoingMessage(FAILURE_NOTICE, message.room_key, thread_id=message.thread_id)
                 ]
         for answer in answers:
-            # Answers go to the room the message came from and nowhere else: a wrong room key
-            # from the core must not carry one person's words into another room.
+            # Answers go to the room the message came from, or privately to the person: a wrong
+            # room key from the core must not carry one person's words into another room.
             target = room_id_of(answer.room_key)
             if target not in (None, room.room_id):
                 logger.warning("answer for %s kept in %s", answer.room_key, room.room_id)
-            await self._deliverer.deliver(room.room_id, answer, default_reply_to=event.event_id)
+            if answer.private and not message.is_direct:
+                await self._deliver_privately(room, event, answer)
+            else:
+                await self._deliverer.deliver(room.room_id, answer, default_reply_to=event.event_id)
+
+    async def _deliver_privately(
+        self, room: MatrixRoom, event: TextEvent, answer: OutgoingMessage
+    ) -> None:
+        """Matrix has no "only you can see this": a private answer asked for in a group room
+        goes to the person's 1:1 room with the bot, and the group only hears where it went."""
+        direct_room = self._direct_room_with(event.sender)
+        note = PRIVATE_ELSEWHERE_NOTICE if direct_room else PRIVATE_NO_DM_NOTICE
+        if direct_room is not None:
+            private = replace(answer, reply_to_id=None, thread_id=None)
+            await self._deliverer.deliver(direct_room, private, default_reply_to=None)
+        await self._deliverer.send_text(
+            room.room_id,
+            note,
+            reply_to_event_id=event.event_id,
+            thread_root_id=answer.thread_id,
+            notice=True,
+        )
+
+    def _direct_room_with(self, user_id: str) -> str | None:
+        for candidate in self._client.rooms.values():
+            members = set(candidate.users)
+            if candidate.member_count <= 2 and members == {user_id, self.user_id}:
+                room_id: str = candidate.room_id
+                return room_id
+        return None
 
     async def _is_bot_event(self, room_id: str, event_id: str | None) -> bool:
         if event_id is None:

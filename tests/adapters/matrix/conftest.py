@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.matrix import MatrixAdapter, log_in
+from adapters.matrix import ConversationCore, MatrixAdapter, log_in
 from adapters.matrix.allowlist import AllowList
 from adapters.matrix.settings import MatrixConnection, PasswordLogin
 from bot.messages import IncomingMessage, OutgoingMessage
@@ -100,7 +100,7 @@ async def start_bot(
     clients = []
 
     async def start(
-        core: RecordingCore,
+        core: ConversationCore,
         *,
         allowed: tuple[str, ...] = ("@*:localhost",),
         max_message_chars: int = 4000,

@@ -1,0 +1,137 @@
+"""Issue 6 end to end: Synapse, the Matrix adapter and the REAL core.
+
+Everything is real (Synapse, matrix-nio clients, SQLite, LanceDB, all-MiniLM-L6-v2, the
+writer and recaller) except the LLM's judgement, which is the scripted test double
+(:class:`tests.bot.core.harness.ScriptedMind`) answering as a real model would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from adapters.matrix.adapter import PRIVATE_ELSEWHERE_NOTICE
+from memory.embedding import Embedder
+from tests.adapters.matrix.conftest import StartBot
+from tests.adapters.matrix.people import Person
+from tests.bot.core.harness import Harness, fact, open_harness
+
+pytestmark = pytest.mark.synapse
+
+MakePerson = Callable[..., Awaitable[Person]]
+CAT = "I have a cat named Miso."
+NOTHING = "I don't remember anything about you here"
+
+
+@pytest.fixture
+async def mnemo(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Harness]:
+    harness = await open_harness(tmp_path, embedder)
+    yield harness
+    await harness.app.aclose()
+
+
+class Conversation:
+    """One person in one room with the bot: say something, get the bot's next answer."""
+
+    def __init__(self, person: Person, room_id: str, bot_id: str, mnemo: Harness) -> None:
+        self.person = person
+        self.room_id = room_id
+        self.bot_id = bot_id
+        self.mnemo = mnemo
+
+    async def say(self, text: str, **extra: object) -> str:
+        already = len(self.person.messages_from(self.bot_id, self.room_id))
+        await self.person.send(self.room_id, text, **extra)
+        answers = await self.person.wait_for_messages(self.bot_id, self.room_id, already + 1)
+        # The memory write runs after the reply; let it finish before the next message.
+        await self.mnemo.app.core.wait_idle()
+        await self.mnemo.app.writer.drain()
+        return answers[-1].body
+
+
+async def dm(person: Person, bot_id: str, mnemo: Harness, *, encrypted: bool) -> Conversation:
+    room_id = await person.create_room([bot_id], direct=True, encrypted=encrypted)
+    await person.wait_for_members(room_id, {person.user_id, bot_id})
+    return Conversation(person, room_id, bot_id, mnemo)
+
+
+@pytest.mark.parametrize("encrypted", [False, True], ids=["plain", "encrypted"])
+async def test_dm_fact_is_used_later_listed_and_forgotten(
+    start_bot: StartBot, make_person: MakePerson, mnemo: Harness, encrypted: bool
+) -> None:
+    mnemo.mind.facts[CAT] = [fact("I have a cat named Miso", "possession")]
+    mnemo.mind.replies += ["What a lovely name!", "Your cat is called **Miso**."]
+    bot = await start_bot(mnemo.app.core)
+    alice = await dm(await make_person("alice"), bot.adapter.user_id, mnemo, encrypted=encrypted)
+
+    assert await alice.say(CAT) == "What a lovely name!"
+    assert await alice.say("What's my cat called?") == "Your cat is called **Miso**."
+    assert "- I have a cat named Miso" in mnemo.last_reply_prompt()
+    answer = alice.person.messages_from(bot.adapter.user_id, alice.room_id)[-1]
+    assert answer.encrypted is encrypted
+    assert "<strong>Miso</strong>" in answer.content["formatted_body"]
+
+    listing = await alice.say("!memory list")
+    assert "#1 I have a cat named Miso" in listing
+    assert await alice.say("!memory forget 1") == "Forgotten for good: #1."
+    assert NOTHING in await alice.say("!memory list")
+
+
+async def test_group_room_answers_when_addressed_and_never_shows_dm_facts(
+    start_bot: StartBot, make_person: MakePerson, mnemo: Harness
+) -> None:
+    mnemo.mind.facts[CAT] = [fact("I have a cat named Miso", "possession")]
+    mnemo.mind.replies += ["Noted!", "I don't know your cat's name here.", "No idea, Bob."]
+    bot = await start_bot(mnemo.app.core, display_name="Mnemo")
+    bot_id = bot.adapter.user_id
+    alice_person = await make_person("alice")
+    bob_person = await make_person("bob")
+    alice_dm = await dm(alice_person, bot_id, mnemo, encrypted=False)
+    await alice_dm.say(CAT)
+
+    room_id = await alice_person.create_room([bot_id, bob_person.user_id])
+    await bob_person.join(room_id)
+    await alice_person.wait_for_members(room_id, {alice_person.user_id, bob_person.user_id, bot_id})
+    alice = Conversation(alice_person, room_id, bot_id, mnemo)
+    bob = Conversation(bob_person, room_id, bot_id, mnemo)
+
+    unaddressed = "bob, my cat did something funny today"
+    await alice_person.send(room_id, unaddressed)
+    answer = await alice.say("Mnemo, what's my cat called?")
+    assert answer == "I don't know your cat's name here."
+    assert "Miso" not in mnemo.last_reply_prompt()
+    assert all(call.messages[-1].content != unaddressed for call in mnemo.llm.calls)
+
+    assert await alice.say("!memory list") == PRIVATE_ELSEWHERE_NOTICE
+    private = await alice_person.wait_for_messages(bot_id, alice_dm.room_id, 2)
+    assert NOTHING in private[-1].body
+
+    assert await bob.say("Mnemo, what's my cat called?") == "No idea, Bob."
+    assert "Miso" not in mnemo.last_reply_prompt()
+    group_messages = alice_person.messages_from(bot_id, room_id)
+    # Three addressed messages, three answers: the unaddressed one got none.
+    assert len(group_messages) == 3
+    assert all("Miso" not in m.body for m in group_messages)
+
+
+async def test_second_user_cannot_see_the_first_users_facts(
+    start_bot: StartBot, make_person: MakePerson, mnemo: Harness
+) -> None:
+    mnemo.mind.facts[CAT] = [fact("I have a cat named Miso", "possession")]
+    mnemo.mind.replies += ["What a lovely name!", "I don't know of any cat of yours."]
+    bot = await start_bot(mnemo.app.core)
+    bot_id = bot.adapter.user_id
+    alice = await dm(await make_person("alice"), bot_id, mnemo, encrypted=False)
+    bob = await dm(await make_person("bob"), bot_id, mnemo, encrypted=False)
+
+    await alice.say(CAT)
+    assert NOTHING in await bob.say("!memory list")
+    assert await bob.say("What's my cat called?") == "I don't know of any cat of yours."
+    assert "Miso" not in mnemo.last_reply_prompt()
+    # Alice's fact #1 behaves for Bob exactly like an id that does not exist.
+    assert await bob.say("!memory forget 1") == (
+        "I have no fact #1 about you here. See !memory list for the numbers."
+    )
+    assert "#1 I have a cat named Miso" in await alice.say("!memory list")
