@@ -9,6 +9,8 @@ the LLM, and Discord drops an interaction that is not answered within 3 seconds.
 from __future__ import annotations
 
 import logging
+import re
+from dataclasses import replace
 from typing import Any
 
 import discord
@@ -34,10 +36,20 @@ NOT_ALLOWED_TEXT = "Sorry, I am not set up to talk with you here."
 CONTEXTS = {"guilds": True, "dms": True, "private_channels": False}
 
 
-def choice_label(number: int, text: str) -> str:
-    """``"3. I live in Lyon"``, cut to the 100 characters Discord allows for a choice name."""
-    label = f"{number}. {' '.join(text.split())}"
-    return label if len(label) <= MAX_CHOICE_NAME else label[: MAX_CHOICE_NAME - 1] + "…"
+def choice_label(label: str) -> str:
+    """The core's label on one line, cut to the 100 characters Discord allows."""
+    flat = " ".join(label.split()) or "?"
+    return flat if len(flat) <= MAX_CHOICE_NAME else flat[: MAX_CHOICE_NAME - 1] + "…"
+
+
+def in_discord_terms(text: str) -> str:
+    """Point usage hints at the slash command's own form.
+
+    The core speaks in typed commands ("send /memory forget all confirm"); on Discord that
+    step is the ``forget-all`` sub-command with its ``confirm`` option.
+    """
+    text = text.replace("/memory forget all confirm", "/memory forget-all confirm: True")
+    return re.sub(r"/memory forget all\b", "/memory forget-all", text)
 
 
 class CommandRunner:
@@ -56,6 +68,7 @@ class CommandRunner:
             # traceback is for the operator, not the person.
             logger.exception("the core failed on %r from %s", text, message.user_key)
             replies = [OutgoingMessage(FAILURE_TEXT, message.room_key, private=True)]
+        replies = [replace(reply, text=in_discord_terms(reply.text)) for reply in replies]
         await respond_to_interaction(interaction, replies, ephemeral=ephemeral)
 
     async def fact_choices(
@@ -69,8 +82,8 @@ class CommandRunner:
             logger.exception("fact autocomplete failed for %s", message.user_key)
             return []
         return [
-            app_commands.Choice(name=choice_label(number, text), value=number)
-            for number, text in found[:MAX_CHOICES]
+            app_commands.Choice(name=choice_label(label), value=number)
+            for number, label in found[:MAX_CHOICES]
         ]
 
 

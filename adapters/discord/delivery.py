@@ -36,7 +36,7 @@ def as_files(attachments: Sequence[Attachment]) -> list[discord.File]:
 def pieces(reply: OutgoingMessage) -> list[str]:
     """The reply's text in Discord-sized pieces; a file-only reply gets one empty piece."""
     chunks = split_message(reply.text)
-    return chunks or [""]
+    return chunks or ([""] if reply.attachments else [])
 
 
 async def reply_to_message(message: discord.Message, replies: Sequence[OutgoingMessage]) -> None:
@@ -84,11 +84,16 @@ async def respond_to_interaction(
 ) -> None:
     """Follow up a deferred interaction; the first follow-up replaces "thinking...".
 
-    ``ephemeral`` must match how the interaction was deferred: Discord keeps the deferred
-    message's visibility for the first follow-up whatever that follow-up asks for, so a
-    private reply is only ever sent after an ephemeral defer.
+    ``ephemeral`` is how the interaction was deferred. Discord gives the first follow-up the
+    deferred message's visibility whatever it asks for, so when a private reply (an error
+    about the caller's own request, say) comes after a public defer, the public placeholder
+    is deleted first and the reply is sent as a new, ephemeral message.
     """
-    to_send = list(replies) or [OutgoingMessage(EMPTY_COMMAND_REPLY, room_key="")]
+    to_send = [reply for reply in replies if reply.text.strip() or reply.attachments]
+    if not to_send:
+        to_send = [OutgoingMessage(EMPTY_COMMAND_REPLY, room_key="", private=ephemeral)]
+    if not ephemeral and to_send[0].private:
+        await interaction.delete_original_response()
     for reply in to_send:
         chunks = pieces(reply)
         for position, chunk in enumerate(chunks):

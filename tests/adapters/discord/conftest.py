@@ -22,8 +22,10 @@ from tests.adapters.discord.fake_discord import FakeDiscord
 
 
 def echo(message: IncomingMessage) -> list[OutgoingMessage]:
+    """Says back what it got (without the command slash, which usage hints would rewrite)."""
     private = message.text.startswith("/memory")
-    return [OutgoingMessage(f"echo: {message.text}", message.room_key, private=private)]
+    text = message.text.removeprefix("/")
+    return [OutgoingMessage(f"echo: {text}", message.room_key, private=private)]
 
 
 @dataclass

@@ -135,6 +135,8 @@ class FakeDiscord:
             return self._open_direct_channel(int(body["recipient_id"]))
         if parts[0] == "interactions" and parts[-1] == "callback":
             return json_response(self._callback(parts[1], body))
+        if parts[0] == "webhooks" and method == "DELETE":
+            return web.Response(status=204)
         if parts[0] == "webhooks":
             return json_response(self._message_payload(payloads.CHANNEL_ID, body))
         return json_response({"message": f"fake Discord has no {method} {path}"}, status=404)

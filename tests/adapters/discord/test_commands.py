@@ -9,7 +9,7 @@ import pytest
 
 from adapters.discord.access import AccessPolicy
 from adapters.discord.client import MnemoDiscordClient
-from adapters.discord.commands import FAILURE_TEXT, NOT_ALLOWED_TEXT
+from adapters.discord.commands import FAILURE_TEXT, NOT_ALLOWED_TEXT, in_discord_terms
 from bot.messages import Attachment, IncomingMessage, OutgoingMessage
 from tests.adapters.discord import payloads
 from tests.adapters.discord.conftest import RecordingCore, running
@@ -85,7 +85,7 @@ async def test_memory_command_reaches_the_core_and_every_reply_is_ephemeral(
     response, answers = await invoke(fake_discord, payload)
 
     assert response.body["type"] == DEFERRED and response.ephemeral
-    assert [answer.body["content"] for answer in answers] == [f"echo: {text}"]
+    assert [answer.body["content"] for answer in answers] == [f"echo: {text[1:]}"]
     assert all(answer.ephemeral for answer in answers)
     assert all(answer.body["allowed_mentions"] == {"parse": []} for answer in answers)
     assert core.handled == [
@@ -192,7 +192,7 @@ async def test_autocomplete_offers_only_the_callers_facts(
 
     response = callbacks(fake_discord, payload)[0]
     assert response.body["type"] == AUTOCOMPLETE_RESULT
-    assert response.body["data"]["choices"] == [{"name": "1. I live in Lyon", "value": 1}]
+    assert response.body["data"]["choices"] == [{"name": "I live in Lyon", "value": 1}]
     asked, typed = core.asked_choices[0]
     assert (asked.user_key, asked.room_key, typed) == (
         f"discord:{ALICE_ID}",
@@ -215,7 +215,7 @@ async def test_autocomplete_labels_fit_discords_limit(
     choices = callbacks(fake_discord, payload)[0].body["data"]["choices"]
     assert len(choices) == 25
     assert all(1 <= len(choice["name"]) <= 100 for choice in choices)
-    assert choices[0]["name"].startswith("1. word word")
+    assert choices[0]["name"] == ("word " * 20)[:99].strip() + "…"
 
 
 async def test_people_outside_the_allow_lists_are_refused_privately(
@@ -240,3 +240,28 @@ async def test_people_outside_the_allow_lists_are_refused_privately(
     assert refusal.body["data"]["content"] == NOT_ALLOWED_TEXT
     assert callbacks(fake_discord, completing)[0].body["data"]["choices"] == []
     assert core.handled == [] and core.asked_choices == []
+
+
+async def test_private_reply_to_a_public_command_replaces_the_public_placeholder(
+    fake_discord: FakeDiscord,
+) -> None:
+    not_set_up = "Web search is not set up on this bot."
+    core = RecordingCore(respond=lambda m: [OutgoingMessage(not_set_up, m.room_key, private=True)])
+    async with running(core, AccessPolicy()):
+        payload = command("search", [{"name": "query", "type": 3, "value": "news"}])
+        response, answers = await invoke(fake_discord, payload)
+    assert not response.ephemeral
+    deleted = fake_discord.matching(
+        "DELETE", f"/webhooks/{APP_ID}/{payload['token']}/messages/@original"
+    )
+    assert len(deleted) == 1
+    assert [(a.body["content"], a.ephemeral) for a in answers] == [(not_set_up, True)]
+
+
+def test_usage_hints_name_the_slash_command_form() -> None:
+    asked = "To go ahead, send /memory forget all confirm within 60 seconds."
+    assert in_discord_terms(asked) == (
+        "To go ahead, send /memory forget-all confirm: True within 60 seconds."
+    )
+    assert in_discord_terms("Send /memory forget all first.") == "Send /memory forget-all first."
+    assert in_discord_terms("Send !memory forget all first.") == "Send !memory forget all first."
