@@ -27,6 +27,10 @@ JSON_DISABLED_HINT = (
     "add `json` to `search.formats` in SearXNG's settings.yml "
     "(search: formats: [html, json]) and restart SearXNG"
 )
+LIMITER_HINT = (
+    "SearXNG's limiter blocks the bot: set `server: limiter: false` in settings.yml "
+    "(or allow the bot's address in limiter.toml) and restart SearXNG"
+)
 
 
 class _Lenient(BaseModel):
@@ -183,6 +187,10 @@ class SearxngClient:
         if response.status_code == 403:
             raise JsonFormatDisabled(
                 f"SearXNG at {self.base_url} refused format=json (HTTP 403): {JSON_DISABLED_HINT}"
+            )
+        if response.status_code == 429:
+            raise SearchResponseError(
+                f"SearXNG at {self.base_url} rate-limited the search (HTTP 429): {LIMITER_HINT}"
             )
         if response.status_code != 200:
             raise SearchResponseError(

@@ -5,8 +5,9 @@ SearXNG sends: parsed_url, engines, positions, score, answers as objects, infobo
 unresponsive_engines) chosen by the words of the query, so that a query that lost its
 context ("weather tomorrow" without "Paris") finds nothing, as it would on the real web.
 Other modes reproduce what SearXNG does when misconfigured or slow: 403 for ``format=json``
-when JSON is not in ``search.formats``, a hang past the client's timeout, a 500, a non-JSON
-body. Every request is recorded, so tests can assert on the query strings it received.
+when JSON is not in ``search.formats``, 429 from its limiter, a hang past the client's
+timeout, a 500, a non-JSON body. Every request is recorded, so tests can assert on the
+query strings it received.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 RESPONSES = Path(__file__).with_name("searxng_responses")
 
-Mode = Literal["recorded", "forbidden", "slow", "server_error", "not_json"]
+Mode = Literal["recorded", "forbidden", "rate_limited", "slow", "server_error", "not_json"]
 
 # (groups of alternative words, every group must match) -> recorded response
 ROUTES: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = (
@@ -90,6 +91,9 @@ class SearxngShapedServer:
             return 404, "text/plain", b"not found"
         if self.mode == "forbidden" and parameters.get("format") == "json":
             return 403, "text/html; charset=utf-8", FORBIDDEN_PAGE
+        if self.mode == "rate_limited":
+            # SearXNG's limiter answers API-looking clients with a bare 429.
+            return 429, "text/plain", b"Too Many Requests"
         if self.mode == "slow":
             # Released at shutdown, so a stopped server leaves no thread sleeping.
             self._released.wait(self.slow_seconds)

@@ -103,6 +103,19 @@ async def test_403_says_to_enable_json_in_settings_yml() -> None:
     assert "settings.yml" in message
 
 
+async def test_429_says_the_limiter_blocks_the_bot() -> None:
+    with running_searxng("rate_limited") as server:
+        client = SearxngClient(server.base_url)
+        try:
+            with pytest.raises(SearchResponseError) as raised:
+                await client.search("paris weather")
+        finally:
+            await client.aclose()
+
+    assert "HTTP 429" in str(raised.value)
+    assert "`server: limiter: false` in settings.yml" in str(raised.value)
+
+
 async def test_timeout_is_unavailable() -> None:
     with running_searxng("slow", slow_seconds=3.0) as server:
         client = SearxngClient(server.base_url, timeout_seconds=0.2)
