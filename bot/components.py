@@ -5,13 +5,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from bot.config import Config, EmbeddingSettings, LLMSettings
+from bot.config import Config, EmbeddingSettings, LLMSettings, MemorySettings
 from memory.embedding import Embedder, FastEmbedEmbedder, OllamaEmbedder
 from memory.index import LanceFactIndex
 from memory.indexing import ReconcileReport, reconcile
 from memory.llm import LanguageModel
 from memory.llm.ollama_backend import OllamaLanguageModel
 from memory.llm.openai_backend import OpenAILanguageModel
+from memory.recall import FastEmbedReranker, RecallSettings, Reranker
 from memory.store import Store
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,26 @@ def build_language_model(settings: LLMSettings) -> LanguageModel:
         )
     return OllamaLanguageModel(
         settings.model, host=settings.base_url, timeout=settings.timeout_seconds
+    )
+
+
+def recall_settings(settings: MemorySettings) -> RecallSettings:
+    return RecallSettings(
+        top_k=settings.recall_top_k,
+        lookup_pool=settings.lookup_pool,
+        lookup_min_similarity=settings.lookup_min_similarity,
+        hybrid=settings.hybrid_retrieval,
+    )
+
+
+def build_reranker(memory: MemorySettings, embedding: EmbeddingSettings) -> Reranker | None:
+    """The configured cross-encoder (loaded lazily on first lookup), or None if turned off."""
+    if not memory.reranker_model:
+        return None
+    return FastEmbedReranker(
+        memory.reranker_model,
+        model_path=memory.reranker_model_path,
+        cache_dir=embedding.cache_dir,
     )
 
 

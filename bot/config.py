@@ -53,10 +53,19 @@ class EmbeddingSettings(Section):
 
 class MemorySettings(Section):
     scope_mode: ScopeMode = ScopeMode.USER_ROOM
-    candidate_threshold: float = Field(0.5, ge=-1.0, le=1.0)
+    # From `mnemo calibrate` on the shipped pairs with all-MiniLM-L6-v2 (docs/benchmarks.md):
+    # the lowest pair that must be a candidate scores 0.36, minus a 0.05 margin for recall.
+    candidate_threshold: float = Field(0.3, ge=-1.0, le=1.0)
     candidate_limit: int = Field(5, ge=1, le=50)
     recall_top_k: int = Field(6, ge=1, le=100)
     max_destructive_actions: int = Field(3, ge=0)
+    lookup_pool: int = Field(50, ge=1, le=500, description="facts reranked by a lookup")
+    lookup_min_similarity: float = Field(0.1, ge=-1.0, le=1.0)
+    hybrid_retrieval: bool = Field(False, description="fuse full-text and vector ranks")
+    reranker_model: str = Field(
+        "Xenova/ms-marco-MiniLM-L-6-v2", description="fastembed cross-encoder; empty: none"
+    )
+    reranker_model_path: Path | None = Field(None, description="local ONNX directory")
 
 
 class LLMSettings(Section):
@@ -208,6 +217,7 @@ def _resolve_paths(raw: dict[str, Any], base_directory: Path) -> dict[str, Any]:
         ("storage", "data_dir"),
         ("embedding", "model_path"),
         ("embedding", "cache_dir"),
+        ("memory", "reranker_model_path"),
         ("matrix", "store_path"),
     ):
         values = raw.get(section)

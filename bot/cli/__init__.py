@@ -16,8 +16,10 @@ from pathlib import Path
 from rich.console import Console
 
 from bot.cli.base import CliCommand
+from bot.cli.calibrate import CalibrateCommand
 from bot.cli.consolidate import ConsolidateCommand
 from bot.cli.doctor import DoctorCommand
+from bot.cli.evaluate import EvaluateCommand
 from bot.cli.reconcile import ReconcileCommand
 from bot.config import ConfigError, load_config
 from memory.errors import MemoryLayerError
@@ -26,6 +28,8 @@ BUILT_IN_COMMANDS: tuple[CliCommand, ...] = (
     DoctorCommand(),
     ReconcileCommand(),
     ConsolidateCommand(),
+    EvaluateCommand(),
+    CalibrateCommand(),
 )
 
 

@@ -1,0 +1,48 @@
+"""Calibration: measuring similarity thresholds on labelled pairs (design section 8)."""
+
+from memory.calibration.analysis import (
+    ACTION_OF_GROUP,
+    GroupStats,
+    Overlap,
+    Recommendation,
+    group_stats,
+    overlaps,
+    recommend_threshold,
+)
+from memory.calibration.pairs import (
+    GROUPS,
+    LabelledPair,
+    PairsFileError,
+    default_pairs_path,
+    load_pairs,
+)
+from memory.calibration.plot import write_histogram
+from memory.calibration.report import (
+    closest_calls,
+    describe_overlap,
+    describe_recommendation,
+    missed_at,
+)
+from memory.calibration.scoring import ScoredPair, score_pairs
+
+__all__ = [
+    "ACTION_OF_GROUP",
+    "GROUPS",
+    "GroupStats",
+    "LabelledPair",
+    "Overlap",
+    "PairsFileError",
+    "Recommendation",
+    "ScoredPair",
+    "closest_calls",
+    "default_pairs_path",
+    "describe_overlap",
+    "describe_recommendation",
+    "group_stats",
+    "load_pairs",
+    "missed_at",
+    "overlaps",
+    "recommend_threshold",
+    "score_pairs",
+    "write_histogram",
+]

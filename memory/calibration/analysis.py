@@ -1,0 +1,120 @@
+"""From scored pairs to a threshold: per-group ranges, overlaps, and the recommendation.
+
+The candidate threshold decides which existing facts the write path shows the LLM. Every
+group but ``unrelated`` must pass it: a missed candidate is a silent duplicate or a lost
+correction, while an unrelated pair that passes only costs an LLM call. So the cut is placed
+a margin below the lowest pair that must pass, and unrelated pairs above it are counted.
+Inside the candidates, similarity cannot pick the action (design section 8): the overlaps
+between groups that need different actions are reported so nobody tries.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from statistics import fmean
+
+from memory.calibration.pairs import GROUPS
+from memory.calibration.scoring import ScoredPair
+
+NOT_A_CANDIDATE = "unrelated"
+
+ACTION_OF_GROUP = {
+    "same": "NONE (duplicate)",
+    "update": "UPDATE",
+    "detail": "UPDATE, keeping the detail",
+    "different": "ADD, keeping both",
+    "negation": "DELETE",
+    "unrelated": "not a candidate",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class GroupStats:
+    group: str
+    count: int
+    minimum: float
+    maximum: float
+    mean: float
+
+
+@dataclass(frozen=True, slots=True)
+class Overlap:
+    """Two groups needing different actions whose similarity ranges share ``[low, high]``."""
+
+    first: str
+    second: str
+    low: float
+    high: float
+    first_inside: int
+    second_inside: int
+
+
+@dataclass(frozen=True, slots=True)
+class Recommendation:
+    threshold: float
+    margin: float
+    lowest_candidate: float
+    highest_unrelated: float | None
+    separable: bool
+    """Whether any threshold puts every unrelated pair below every other pair."""
+    unrelated_passing: int
+    unrelated_total: int
+
+
+def group_stats(scored: Sequence[ScoredPair]) -> list[GroupStats]:
+    stats = []
+    for group in GROUPS:
+        values = [item.similarity for item in scored if item.pair.group == group]
+        if values:
+            stats.append(GroupStats(group, len(values), min(values), max(values), fmean(values)))
+    return stats
+
+
+def overlaps(scored: Sequence[ScoredPair]) -> list[Overlap]:
+    """Every pair of groups with different actions whose ranges intersect."""
+    stats = {item.group: item for item in group_stats(scored)}
+    found = []
+    for first, second in combinations(stats, 2):
+        if ACTION_OF_GROUP[first] == ACTION_OF_GROUP[second]:
+            continue
+        low = max(stats[first].minimum, stats[second].minimum)
+        high = min(stats[first].maximum, stats[second].maximum)
+        if low <= high:
+            found.append(
+                Overlap(
+                    first,
+                    second,
+                    low,
+                    high,
+                    _inside(scored, first, low, high),
+                    _inside(scored, second, low, high),
+                )
+            )
+    return found
+
+
+def _inside(scored: Sequence[ScoredPair], group: str, low: float, high: float) -> int:
+    return sum(1 for i in scored if i.pair.group == group and low <= i.similarity <= high)
+
+
+def recommend_threshold(scored: Sequence[ScoredPair], *, margin: float = 0.05) -> Recommendation:
+    """A margin below the lowest pair that must be a candidate, rounded down to 0.01."""
+    candidates = [item.similarity for item in scored if item.pair.group != NOT_A_CANDIDATE]
+    unrelated = [item.similarity for item in scored if item.pair.group == NOT_A_CANDIDATE]
+    if not candidates:
+        raise ValueError("no pairs of the groups that must be candidates")
+    lowest = min(candidates)
+    threshold = math.floor((lowest - margin) * 100) / 100
+    highest_unrelated = max(unrelated) if unrelated else None
+    return Recommendation(
+        threshold=threshold,
+        margin=margin,
+        lowest_candidate=lowest,
+        highest_unrelated=highest_unrelated,
+        separable=highest_unrelated is None or highest_unrelated < lowest,
+        unrelated_passing=sum(1 for value in unrelated if value >= threshold),
+        unrelated_total=len(unrelated),
+    )

@@ -1,0 +1,191 @@
+"""The retrieval evaluation: LoCoMo conversations through the real read path.
+
+Each conversation becomes its own store (SQLite + LanceDB in a temporary directory). Every
+observation is written twice: once owned by its speaker, and once by a joint user holding
+both speakers' facts, the layout of the reference figures ("without speaker scope"). Each
+question is then asked through :class:`~memory.recall.Recaller` in each mode, ranked to depth
+50, and the ranks of the relevant observations are scored.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memory.embedding.base import Embedder, Vectors
+from memory.evaluation.cached_embedder import PrecomputedEmbedder
+from memory.evaluation.locomo import Conversation, Question
+from memory.evaluation.metrics import CUTOFFS, QuestionOutcome
+from memory.index.lance import LanceFactIndex
+from memory.indexing import index_facts
+from memory.recall.errors import RerankerError
+from memory.recall.recaller import Recaller
+from memory.recall.reranker import Reranker
+from memory.recall.results import RecallSettings
+from memory.records import Fact, FactSource, NewFact
+from memory.scope import Scope
+from memory.store import Store
+
+log = logging.getLogger(__name__)
+
+PLATFORM = "locomo"
+DEPTH = max(CUTOFFS)
+
+
+@dataclass(frozen=True, slots=True)
+class EvalMode:
+    name: str
+    lookup: bool
+    """Explicit lookup (pool, cutoff, reranker) instead of passive recall."""
+    hybrid: bool
+    speaker_scope: bool
+    """Ask as the speaker the question is about, seeing only that speaker's facts."""
+
+
+ALL_MODES: tuple[EvalMode, ...] = tuple(
+    EvalMode(f"{path}{' / speaker scope' if scoped else ''}", lookup, hybrid, scoped)
+    for scoped in (False, True)
+    for path, lookup, hybrid in (
+        ("passive (dense)", False, False),
+        ("explicit (lookup)", True, False),
+        ("hybrid (dense + full-text)", False, True),
+    )
+)
+
+
+@dataclass
+class EvalRun:
+    """Outcomes per mode name, and what the reader must know about how they were made."""
+
+    outcomes: dict[str, list[QuestionOutcome]] = field(default_factory=dict)
+    reranked: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def _joint_scope(conversation: Conversation) -> Scope:
+    return Scope(f"{PLATFORM}:{conversation.sample_id}/both-speakers", _room(conversation))
+
+
+def _speaker_scope(conversation: Conversation, speaker: str) -> Scope:
+    return Scope(f"{PLATFORM}:{conversation.sample_id}/{speaker}", _room(conversation))
+
+
+def _room(conversation: Conversation) -> str:
+    return f"{PLATFORM}:{conversation.sample_id}"
+
+
+async def probe_reranker(reranker: Reranker | None) -> tuple[Reranker | None, str | None]:
+    """Load the reranker once up front; ``(None, reason)`` if it cannot score."""
+    if reranker is None:
+        return None, "no reranker configured"
+    try:
+        await reranker.rank("probe", ["probe"])
+    except RerankerError as error:
+        return None, str(error)
+    return reranker, None
+
+
+async def run_evaluation(
+    conversations: Sequence[Conversation],
+    embedder: Embedder,
+    *,
+    modes: Sequence[EvalMode] = ALL_MODES,
+    reranker: Reranker | None = None,
+    lookup_min_similarity: float = RecallSettings.lookup_min_similarity,
+    work_directory: Path | None = None,
+    on_question: Callable[[], None] = lambda: None,
+) -> EvalRun:
+    """Score every mode on every question; ``on_question`` ticks once per question and mode."""
+    run = EvalRun()
+    if any(mode.lookup for mode in modes):
+        reranker, reason = await probe_reranker(reranker)
+        run.reranked = reranker is not None
+        if reason is not None:
+            run.notes.append(f"explicit lookup used cosine order (reranker unavailable: {reason})")
+    cached = PrecomputedEmbedder(embedder)
+    await cached.prime([q.text for c in conversations for q in c.questions])
+    with tempfile.TemporaryDirectory(dir=work_directory, prefix="mnemo-eval-") as directory:
+        for number, conversation in enumerate(conversations):
+            location = Path(directory) / f"conversation-{number}"
+            per_mode = await _evaluate_conversation(
+                conversation, cached, modes, reranker, lookup_min_similarity, location, on_question
+            )
+            for name, outcomes in per_mode.items():
+                run.outcomes.setdefault(name, []).extend(outcomes)
+    return run
+
+
+async def _evaluate_conversation(
+    conversation: Conversation,
+    embedder: PrecomputedEmbedder,
+    modes: Sequence[EvalMode],
+    reranker: Reranker | None,
+    lookup_min_similarity: float,
+    location: Path,
+    on_question: Callable[[], None],
+) -> dict[str, list[QuestionOutcome]]:
+    store = await Store.open(location / "facts.sqlite3")
+    vectors = await embedder.embed([observation.text for observation in conversation.observations])
+    index = await LanceFactIndex.open(location / "index", dimension=int(vectors.shape[1]))
+    try:
+        observation_of = await _build_store(conversation, store, index, embedder, vectors)
+        results: dict[str, list[QuestionOutcome]] = {}
+        for mode in modes:
+            settings = RecallSettings(
+                top_k=DEPTH,
+                lookup_pool=DEPTH,
+                lookup_min_similarity=lookup_min_similarity,
+                hybrid=mode.hybrid,
+            )
+            recaller = Recaller(store, index, embedder, settings, reranker=reranker)
+            results[mode.name] = [
+                await _ask(recaller, mode, conversation, question, observation_of, on_question)
+                for question in conversation.questions
+            ]
+        return results
+    finally:
+        await index.aclose()
+        await store.aclose()
+
+
+async def _build_store(
+    conversation: Conversation,
+    store: Store,
+    index: LanceFactIndex,
+    embedder: Embedder,
+    vectors: Vectors,
+) -> dict[int, int]:
+    """Write every observation for its speaker and for the joint user; fact id -> observation."""
+    joint = _joint_scope(conversation)
+    copies: list[list[Fact]] = [[], []]
+    async with store.transaction() as transaction:
+        for observation in conversation.observations:
+            new = NewFact(observation.text, category="observation", source=FactSource.STATED)
+            speaker = _speaker_scope(conversation, observation.speaker)
+            copies[0].append(await transaction.facts.add(speaker, new))
+            copies[1].append(await transaction.facts.add(joint, new))
+    for facts in copies:
+        await index_facts(index, embedder, facts, vectors)
+    return {fact.id: position for facts in copies for position, fact in enumerate(facts)}
+
+
+async def _ask(
+    recaller: Recaller,
+    mode: EvalMode,
+    conversation: Conversation,
+    question: Question,
+    observation_of: dict[int, int],
+    on_question: Callable[[], None],
+) -> QuestionOutcome:
+    if mode.speaker_scope:
+        scope = _speaker_scope(conversation, question.speaker)
+    else:
+        scope = _joint_scope(conversation)
+    recall = recaller.lookup if mode.lookup else recaller.passive
+    recalled = await recall(scope, question.text)
+    ranking = [observation_of[item.fact.id] for item in recalled]
+    on_question()
+    return QuestionOutcome.from_ranking(question.category, ranking, question.relevant)
