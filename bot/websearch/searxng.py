@@ -176,7 +176,8 @@ class SearxngClient:
             raise SearchUnavailable(
                 f"SearXNG at {self.base_url} did not answer within {self._timeout:g} s"
             ) from error
-        except httpx.TransportError as error:
+        except (httpx.RequestError, httpx.InvalidURL) as error:
+            # Also a search.searxng_url without http:// lands here, with httpx's reason.
             raise SearchUnavailable(
                 f"SearXNG at {self.base_url} cannot be reached: {error}"
             ) from error

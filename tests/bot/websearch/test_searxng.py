@@ -138,6 +138,15 @@ async def test_unreachable_server_is_unavailable() -> None:
         await client.aclose()
 
 
+async def test_url_without_scheme_says_why() -> None:
+    client = SearxngClient("127.0.0.1:8888")
+    try:
+        with pytest.raises(SearchUnavailable, match="missing an 'http://' or 'https://'"):
+            await client.search("paris weather")
+    finally:
+        await client.aclose()
+
+
 async def test_server_error_is_a_response_error() -> None:
     with running_searxng("server_error") as server:
         client = SearxngClient(server.base_url)
