@@ -5,11 +5,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from adapters.matrix.cli import MatrixCommand
 from bot.cli import main as cli_main
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return cli_main(argv)
+    return cli_main(argv, extra_commands=(MatrixCommand(),))
 
 
 if __name__ == "__main__":
