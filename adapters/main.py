@@ -5,12 +5,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from adapters.console import ChatCommand
 from adapters.matrix.cli import MatrixCommand
 from bot.cli import main as cli_main
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return cli_main(argv, extra_commands=(MatrixCommand(),))
+    return cli_main(argv, extra_commands=(ChatCommand(), MatrixCommand()))
 
 
 if __name__ == "__main__":

@@ -10,14 +10,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from bot.components import build_language_model, open_memory
+from bot.components import build_language_model, build_reranker, open_memory, recall_settings
 from bot.config import Config
 from bot.core import ConversationCore, CoreSettings
 from bot.websearch import SearxngAdvisor, SearxngClient, WebSearchAdvisor
 from memory.embedding import Embedder
 from memory.index import LanceFactIndex
 from memory.llm import LanguageModel
-from memory.recall import FastEmbedReranker, Recaller, RecallSettings, Reranker
+from memory.recall import Recaller, Reranker
 from memory.store import Store
 from memory.write.writer import MemoryWriter, WriteSettings
 
@@ -103,13 +103,13 @@ async def build_application(
     memory = await open_memory(config, embedder=embedder)
     web_search = web_search or build_web_search(config, llm)
     # Loaded lazily on the first lookup; if it cannot load, recall falls back to cosine order.
-    reranker = reranker or FastEmbedReranker(cache_dir=config.embedding.cache_dir)
+    reranker = reranker or build_reranker(config.memory, config.embedding)
     writer = MemoryWriter(memory.store, memory.index, memory.embedder, llm, write_settings(config))
     recaller = Recaller(
         memory.store,
         memory.index,
         memory.embedder,
-        RecallSettings(top_k=config.memory.recall_top_k),
+        recall_settings(config.memory),
         reranker=reranker,
     )
     core = ConversationCore(

@@ -1,0 +1,156 @@
+"""The console adapter: in-process over streams, and ``mnemo chat`` as a real subprocess."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from adapters.console import ChatCommand, ConsoleIdentity, ConsoleSession
+from bot.cli import build_parser
+from memory.embedding import Embedder
+from memory.llm import ChatMessage
+from tests.bot.core.harness import ScriptedMind, fact, open_harness
+from tests.conftest import LOCAL_MODEL_DIRECTORY
+from tests.servers.openai_server import OpenAICompatibleServer, prompt_of
+
+
+def lines_reader(lines: list[str]) -> Callable[[], Awaitable[str | None]]:
+    pending: Iterator[str] = iter(lines)
+
+    async def read_line() -> str | None:
+        return next(pending, None)
+
+    return read_line
+
+
+async def test_session_remembers_lists_and_exports(tmp_path: Path, embedder: Embedder) -> None:
+    bot = await open_harness(tmp_path, embedder)
+    output = io.StringIO()
+    session = ConsoleSession(
+        bot.app.core,
+        ConsoleIdentity("alice"),
+        read_line=lines_reader(
+            [
+                "remember that I have a cat named Miso",
+                "",
+                "/memory list",
+                "!memory export",
+                "/quit",
+                "this line is never read",
+            ]
+        ),
+        output=output,
+        export_directory=tmp_path / "exports",
+    )
+    try:
+        await session.run()
+    finally:
+        await bot.app.aclose()
+    printed = output.getvalue().splitlines()
+    assert printed[0] == 'Mnemo> Got it, I\'ll remember: "I have a cat named Miso" (#1).'
+    assert printed[1] == "Mnemo> What I remember about you here (1 facts, page 1 of 1):"
+    assert printed[2] == "#1 I have a cat named Miso"
+    saved = Path(printed[-1].removeprefix("(saved ").removesuffix(")"))
+    assert saved.parent == tmp_path / "exports"
+    exported = json.loads(await asyncio.to_thread(saved.read_text))
+    assert exported["facts"][0]["text"] == "I have a cat named Miso"
+    assert "never read" not in output.getvalue()
+
+
+async def test_room_session_uses_the_room_scope(tmp_path: Path, embedder: Embedder) -> None:
+    mind = ScriptedMind(facts={"I sing in a choir.": [fact("I sing in a choir", "hobby")]})
+    bot = await open_harness(tmp_path, embedder, mind=mind)
+    in_room = io.StringIO()
+    in_dm = io.StringIO()
+    try:
+        room = ConsoleSession(
+            bot.app.core,
+            ConsoleIdentity("alice", "choir"),
+            read_line=lines_reader(["I sing in a choir."]),
+            output=in_room,
+            export_directory=tmp_path,
+        )
+        await room.run()
+        await bot.app.core.wait_idle()
+        await bot.app.writer.drain()
+        await room.send("/memory list")
+        dm = ConsoleSession(
+            bot.app.core,
+            ConsoleIdentity("alice"),
+            read_line=lines_reader(["/memory list"]),
+            output=in_dm,
+            export_directory=tmp_path,
+        )
+        await dm.run()
+    finally:
+        await bot.app.aclose()
+    assert "#1 I sing in a choir" in in_room.getvalue()
+    assert in_dm.getvalue() == "Mnemo> I don't remember anything about you here yet.\n"
+
+
+async def test_mnemo_chat_subprocess_remembers_across_runs(tmp_path: Path) -> None:
+    mind = ScriptedMind(facts={"I live in Lisbon.": [fact("I live in Lisbon", "location")]})
+    mind.replies += ["Lovely city!", "You live in Lisbon."]
+
+    def reply(body: dict[str, object]) -> str:
+        messages = body["messages"]
+        assert isinstance(messages, list)
+        return mind([ChatMessage(m["role"], m["content"]) for m in messages])
+
+    with OpenAICompatibleServer(model="local-model", fallback=reply) as server:
+        environment = {
+            **os.environ,
+            "MNEMO_STORAGE__DATA_DIR": str(tmp_path / "data"),
+            "MNEMO_EMBEDDING__MODEL_PATH": str(LOCAL_MODEL_DIRECTORY),
+            "MNEMO_MEMORY__RERANKER_MODEL": "",
+            "MNEMO_LLM__PROVIDER": "openai",
+            "MNEMO_LLM__BASE_URL": server.base_url,
+            "MNEMO_LLM__MODEL": "local-model",
+            "MNEMO_LOGGING__LEVEL": "WARNING",
+        }
+        # Memory is written in the background after the reply; quitting waits for it.
+        first = await run_chat(environment, tmp_path, "I live in Lisbon.\n")
+        second = await run_chat(environment, tmp_path, "/memory list\nWhere do I live?\n")
+    assert "Mnemo> Lovely city!" in first
+    assert (
+        "Mnemo> What I remember about you here (1 facts, page 1 of 1):\n#1 I live in Lisbon"
+        in second
+    )
+    assert "Mnemo> You live in Lisbon." in second
+    reply_prompts = [prompt_of(b) for b in server.requests if "response_format" not in b]
+    assert "- I live in Lisbon" in reply_prompts[-1]
+
+
+async def run_chat(environment: dict[str, str], directory: Path, stdin: str) -> str:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "adapters.main",
+        "chat",
+        "--user",
+        "alice",
+        cwd=directory,
+        env=environment,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    stdout, stderr = await asyncio.wait_for(process.communicate(stdin.encode()), timeout=120)
+    assert process.returncode == 0, stderr.decode()
+    return stdout.decode()
+
+
+def test_chat_command_rejects_names_with_spaces(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = build_parser((ChatCommand(),))
+    arguments = parser.parse_args(["chat", "--user", "alice", "--room", "book-club"])
+    assert (arguments.user, arguments.room) == ("alice", "book-club")
+    with pytest.raises(SystemExit):
+        parser.parse_args(["chat", "--user", "alice smith"])
+    assert "must be one word without spaces, got 'alice smith'" in capsys.readouterr().err
