@@ -1,0 +1,113 @@
+"""``mnemo eval retrieval`` and ``mnemo calibrate``, run in-process with the real model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from adapters.main import main
+from tests.conftest import LOCAL_MODEL_DIRECTORY
+from tests.memory.evaluation.tiny_locomo import TINY_LOCOMO
+
+
+@pytest.fixture
+def config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("MNEMO_CONFIG", raising=False)
+    path = tmp_path / "mnemo.toml"
+    model_path = f'model_path = "{LOCAL_MODEL_DIRECTORY}"' if LOCAL_MODEL_DIRECTORY.is_dir() else ""
+    # A reranker directory that does not exist: loading fails at once, as offline.
+    path.write_text(
+        f'[storage]\ndata_dir = "data"\n[embedding]\n{model_path}\n'
+        '[memory]\nreranker_model_path = "no-reranker-here"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.fixture
+def tiny_dataset(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny-locomo.json"
+    path.write_text(json.dumps(TINY_LOCOMO), encoding="utf-8")
+    return path
+
+
+def _flat(text: str) -> str:
+    """Rich wraps lines at the terminal width; compare text with the wrapping undone."""
+    return " ".join(text.split())
+
+
+def test_eval_prints_every_mode_and_writes_json(
+    config_file: Path, tiny_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "numbers.json"
+    arguments = ["eval", "retrieval", "--dataset", "locomo", str(tiny_dataset), "--json", str(out)]
+    assert main(["--config", str(config_file), *arguments]) == 0
+    printed = _flat(capsys.readouterr().out)
+    assert "1 conversations, 5 questions" in printed
+    assert "hybrid (dense + full-text) / speaker scope" in printed
+    assert "explicit lookup used cosine order (reranker unavailable:" in printed
+    numbers = json.loads(out.read_text(encoding="utf-8"))
+    assert numbers["embedding_model"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert numbers["reranked"] is False
+    assert len(numbers["modes"]) == 6
+    scoped = numbers["modes"]["passive (dense) / speaker scope"]
+    assert scoped["overall"]["hit@1"] == pytest.approx(0.8)
+    assert scoped["by_category"]["3 open-domain"]["hit@50"] == 0.0
+    joint = numbers["modes"]["passive (dense)"]["overall"]
+    assert joint["hit@5"] == 1.0 and joint["questions"] == 5
+
+
+def test_eval_mode_selection(
+    config_file: Path, tiny_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "numbers.json"
+    arguments = [
+        *("eval", "retrieval", "--dataset", "locomo", str(tiny_dataset)),
+        *("--modes", "passive", "--scope", "speaker", "--json", str(out)),
+    ]
+    assert main(["--config", str(config_file), *arguments]) == 0
+    numbers = json.loads(out.read_text(encoding="utf-8"))
+    assert list(numbers["modes"]) == ["passive (dense) / speaker scope"]
+    assert numbers["notes"] == []
+
+
+def test_eval_bad_dataset_is_one_clear_line(
+    config_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"not": "a list"}', encoding="utf-8")
+    arguments = ["eval", "retrieval", "--dataset", "locomo", str(broken)]
+    assert main(["--config", str(config_file), *arguments]) == 2
+    error = _flat(capsys.readouterr().err)
+    assert "dataset error:" in error and "expected a list of conversations" in error
+    assert "Traceback" not in error
+
+
+def test_calibrate_shipped_pairs_with_plot(
+    config_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    png = tmp_path / "calibration.png"
+    assert main(["--config", str(config_file), "calibrate", "--plot", str(png)]) == 0
+    printed = _flat(capsys.readouterr().out)
+    assert "96 pairs from" in printed and "de, en, es, fr, it, pt" in printed
+    for group in ("same", "update", "detail", "different", "negation", "unrelated"):
+        assert f"│ {group} " in printed
+    assert "recommended memory.candidate_threshold = 0.30" in printed
+    assert "no threshold separates unrelated pairs from the others" in printed
+    assert "same (NONE (duplicate)) and update (UPDATE) overlap" in printed
+    assert "configured memory.candidate_threshold = 0.30: 0 pairs" in printed
+    with Image.open(png) as image:
+        assert image.format == "PNG" and image.width == 900
+
+
+def test_calibrate_bad_pairs_file(
+    config_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("group,language,first,second\nsimilar,en,a,b\n", encoding="utf-8")
+    assert main(["--config", str(config_file), "calibrate", str(pairs)]) == 2
+    error = _flat(capsys.readouterr().err)
+    assert "line 2: unknown group 'similar'" in error
