@@ -45,8 +45,13 @@ class RecordingCore:
         self,
         answer: Callable[[IncomingMessage], str] | None = None,
         delay_seconds: float = 0.0,
+        *,
+        private: bool = False,
+        error: Exception | None = None,
     ) -> None:
         self.seen: list[IncomingMessage] = []
+        self._private = private
+        self._error = error
         self._answer = answer or (lambda message: f"echo: {message.text}")
         self._delay_seconds = delay_seconds
 
@@ -61,12 +66,15 @@ class RecordingCore:
         if not addressed:
             return []
         await asyncio.sleep(self._delay_seconds)
+        if self._error is not None:
+            raise self._error
         return [
             OutgoingMessage(
                 self._answer(message),
                 message.room_key,
                 reply_to_id=message.message_id,
                 thread_id=message.thread_id,
+                private=self._private,
             )
         ]
 

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
+from adapters.matrix.adapter import FAILURE_NOTICE, PRIVATE_NO_DM_NOTICE
 from tests.adapters.matrix.conftest import RecordingCore, StartBot
 from tests.adapters.matrix.people import Person
 
@@ -218,3 +219,36 @@ async def wait_for_membership(person: Person, room_id: str, user_id: str, wanted
             if membership == wanted:
                 return wanted
             await asyncio.sleep(0.2)
+
+
+async def test_private_answer_in_a_group_without_a_dm_is_not_shown_there(
+    start_bot: StartBot, make_person: MakePerson
+) -> None:
+    bot = await start_bot(RecordingCore(lambda message: "your secret list", private=True))
+    bot_id = bot.adapter.user_id
+    alice = await make_person("alice")
+    bob = await make_person("bob")
+    room_id = await alice.create_room([bot_id, bob.user_id])
+    await bob.join(room_id)
+    await alice.wait_for_members(room_id, {alice.user_id, bob.user_id, bot_id})
+
+    await alice.send(room_id, "!memory list")
+    [notice] = await alice.wait_for_messages(bot_id, room_id, 1)
+
+    assert notice.body == PRIVATE_NO_DM_NOTICE
+    assert notice.content["msgtype"] == "m.notice"
+    assert all("secret" not in message.body for message in alice.received)
+
+
+async def test_core_failure_gets_a_notice_and_the_bot_keeps_going(
+    start_bot: StartBot, make_person: MakePerson
+) -> None:
+    bot = await start_bot(RecordingCore(error=RuntimeError("store on fire")))
+    alice = await make_person("alice")
+    room_id = await open_dm(alice, bot.adapter.user_id)
+
+    await alice.send(room_id, "first")
+    await alice.send(room_id, "second")
+    answers = await alice.wait_for_messages(bot.adapter.user_id, room_id, 2)
+
+    assert [answer.body for answer in answers] == [FAILURE_NOTICE, FAILURE_NOTICE]
