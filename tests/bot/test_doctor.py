@@ -25,6 +25,7 @@ from bot.doctor.llm import LanguageModelCheck, OllamaEmbeddingModelCheck, ollama
 from bot.doctor.matrix import MatrixCheck
 from bot.doctor.reranker import RerankerCheck
 from bot.doctor.searxng import SearxngCheck, judge
+from memory.recall import ScriptedReranker
 from tests.servers.discord_api_server import FLAGS_WITHOUT_MESSAGE_CONTENT, DiscordApiServer
 from tests.servers.ollama_server import OllamaServer
 from tests.servers.openai_server import OpenAICompatibleServer
@@ -319,15 +320,54 @@ async def test_reranker_that_cannot_be_downloaded_warns_clearly(
     assert result.detail == (
         f"Xenova/ms-marco-MiniLM-L-6-v2 is not downloaded (cache: {tmp_path / 'models'}) and "
         f"the model hub {closed_url} cannot be reached (connection refused): run `mnemo "
-        "doctor` once where the hub is reachable, with the same cache directory; until then "
-        "explicit lookups use cosine order"
+        "doctor` once where the hub is reachable, with the same cache directory, or set "
+        "memory.reranker_model_path to a local ONNX directory; until then explicit lookups "
+        "use cosine order"
     )
 
 
-async def test_reranker_model_fastembed_does_not_know_fails(tmp_path: Path) -> None:
-    result = await RerankerCheck(model="nobody/no-such-reranker")(Config())
+async def test_reranker_from_a_wrong_local_directory_warns(tmp_path: Path) -> None:
+    config = config_with(memory={"reranker_model_path": str(tmp_path / "missing")})
+    result = await RerankerCheck()(config)
+    assert result.status is CheckStatus.WARN
+    assert result.detail.startswith(
+        "could not load reranker model 'Xenova/ms-marco-MiniLM-L-6-v2' from "
+        f"{tmp_path / 'missing'}: {tmp_path / 'missing'} is not a directory"
+    )
+    assert result.detail.endswith(
+        ": fix memory.reranker_model_path; until then explicit lookups use cosine order"
+    )
+
+
+async def test_reranker_that_loads_is_green(tmp_path: Path, closed_url: str) -> None:
+    # Test double: no cross-encoder weights can be had here, so a scripted reranker stands
+    # in for a cached model; the check must score a pair with it, then close it.
+    used: list[tuple[ScriptedReranker, bool]] = []
+
+    def factory(config: Config, local_files_only: bool) -> ScriptedReranker:
+        used.append((ScriptedReranker(default=1.0), local_files_only))
+        return used[-1][0]
+
+    config = config_with(embedding={"cache_dir": str(tmp_path)})
+    result = await RerankerCheck(hub_url=closed_url, reranker_factory=factory)(config)
+    assert result.status is CheckStatus.OK
+    assert result.detail == f"Xenova/ms-marco-MiniLM-L-6-v2 loads from the cache in {tmp_path}"
+    [(reranker, local_files_only)] = used
+    assert local_files_only  # the cache is tried without any download
+    assert reranker.calls and reranker.closed
+
+
+async def test_reranker_turned_off_is_skipped() -> None:
+    result = await RerankerCheck()(config_with(memory={"reranker_model": ""}))
+    assert result.status is CheckStatus.SKIP
+
+
+async def test_reranker_model_fastembed_does_not_know_fails() -> None:
+    result = await RerankerCheck()(config_with(memory={"reranker_model": "nobody/no-such"}))
     assert result.status is CheckStatus.FAIL
-    assert result.detail.startswith("nobody/no-such-reranker is not a cross-encoder fastembed")
+    assert result.detail.startswith(
+        "memory.reranker_model nobody/no-such is not a cross-encoder fastembed knows"
+    )
 
 
 # -- the command: one line per check, exit code 1 only for red -------------------------------
