@@ -7,13 +7,17 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from memory.embedding import FastEmbedEmbedder
-from memory.errors import VectorIndexError
+from memory.errors import StorageFullError, VectorIndexError
 from memory.index import LanceFactIndex
 from memory.index.base import IndexedFact
 from memory.indexing import reconcile
 from memory.llm import ChatMessage, LanguageModelUnavailable, ScriptedLanguageModel
-from memory.store import Store
+from memory.records import FactEvent
+from memory.scope import Scope
+from memory.store import EventDraft, FactRepository, Store
 from memory.write import MemoryWriter, WriteSettings
 from tests.memory.write.helpers import (
     ALICE,
@@ -171,3 +175,41 @@ async def test_index_failure_after_commit_is_repaired_by_reconcile(
     assert report.missing == 1
     assert await real.count() == 1
     await real.aclose()
+
+
+async def test_a_failure_inside_the_apply_transaction_applies_nothing(
+    store: Store,
+    index: LanceFactIndex,
+    embedder: FastEmbedEmbedder,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Simulated full disk on the second fact's event: the first fact must not stay either."""
+    clock = ManualClock()
+    real_record_event = FactRepository.record_event
+    calls = 0
+
+    async def record_event_then_fail(
+        self: FactRepository, scope: Scope, draft: EventDraft
+    ) -> FactEvent:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise StorageFullError("simulated: the disk is full")
+        return await real_record_event(self, scope, draft)
+
+    monkeypatch.setattr(FactRepository, "record_event", record_event_then_fail)
+    llm = ScriptedLanguageModel(fallback=extracted("I have a cat", "I like chess"))
+    writer = MemoryWriter(store, index, embedder, llm, WriteSettings(), clock=clock)
+    await writer.submit(ALICE, "I have a cat and I like chess", message_time=MESSAGE_TIME)
+    await writer.drain()
+    assert await active_texts(store, ALICE) == []
+    assert await index.count() == 0
+    assert [error for _, error in await queued(store)] == [
+        "StorageFullError: simulated: the disk is full"
+    ]
+
+    monkeypatch.setattr(FactRepository, "record_event", real_record_event)
+    clock.advance(31)
+    assert await writer.process_due() == 1
+    assert await active_texts(store, ALICE) == ["I have a cat", "I like chess"]
+    assert await index.count() == 2
