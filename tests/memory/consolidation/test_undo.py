@@ -8,7 +8,7 @@ from memory.index import LanceFactIndex
 from memory.llm import ScriptedLanguageModel
 from memory.records import Action, FactStatus
 from memory.store import Store
-from memory.write.undo import undo_latest
+from memory.write import MemoryWriter, WriteSettings
 from tests.memory.consolidation.helpers import ALICE_DM, SETTINGS, GoodJudge, add_facts
 
 
@@ -22,7 +22,9 @@ async def test_undo_of_a_merge_restores_both_and_it_is_not_merged_again(
     merged = await consolidate(store, index, embedder, model, SETTINGS)
     assert len(merged.applied) == 1
 
-    result = await undo_latest(store, index, embedder, ALICE_DM)
+    # The writer's own undo, as `/memory undo` calls it (its model is never asked).
+    writer = MemoryWriter(store, index, embedder, ScriptedLanguageModel(), WriteSettings())
+    result = await writer.undo(ALICE_DM)
 
     assert result is not None
     assert result.undone.final_action is Action.MERGE
