@@ -1,0 +1,191 @@
+"""The time the conversation core adds to a reply beyond the LLM call, with 1,000 facts.
+
+    .venv/bin/python -m benchmarks.core_overhead [--facts 1000] [--messages 60]
+
+One person has ``--facts`` facts in one DM scope (real sentences, embedded with the real
+all-MiniLM-L6-v2 and indexed in LanceDB), and two other people have as many each, so the scope
+filter has rows to exclude. Each measured message goes through ``core.handle`` exactly as an
+adapter sends it: addressing, rate limit, recall, reading turns, prompt assembly, the LLM call,
+storing both turns, and handing the message to the write path. The LLM is an instant scripted
+model whose time is measured and subtracted anyway; the background memory write is awaited
+between messages, outside the timing, so it does not compete with the next reply.
+
+Statements take passive recall (top 6); questions take the lookup path (a pool of 50 by
+cosine; no cross-encoder, as on a machine without one). Prints p50/p95/max in milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bot.app import Application, build_application
+from bot.config import Config
+from bot.messages import IncomingMessage
+from memory.indexing import index_facts
+from memory.llm import ChatMessage, ScriptedLanguageModel
+from memory.records import NewFact
+from memory.scope import Scope
+from tests.conftest import LOCAL_MODEL_DIRECTORY, real_embedder
+
+SUBJECTS = ("sister", "neighbour", "colleague", "cousin", "dentist", "landlord", "friend")
+THINGS = ("book", "film", "dish", "city", "song", "game", "tea", "sport", "car", "painter")
+STATEMENTS = (
+    "I had a long day at work today.",
+    "My sister is visiting next weekend.",
+    "I started learning the violin.",
+    "We are painting the kitchen blue.",
+)
+QUESTIONS = (
+    "What's my sister's name?",
+    "Which film did I say I liked?",
+    "Do you remember where my cousin lives?",
+    "What tea do I drink?",
+)
+
+
+class TimedModel:
+    """An instant scripted model that also measures the time spent inside it."""
+
+    def __init__(self) -> None:
+        self.model = ScriptedLanguageModel(fallback='{"facts": []}')
+        self.seconds = 0.0
+
+    @property
+    def model_name(self) -> str:
+        return "scripted"
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        json_schema: Mapping[str, Any] | None = None,
+        temperature: float | None = None,
+    ) -> str:
+        started = time.perf_counter()
+        answer = "OK." if json_schema is None else '{"facts": []}'
+        await self.model.complete(messages, json_schema=json_schema)
+        self.seconds += time.perf_counter() - started
+        return answer
+
+    async def aclose(self) -> None:
+        return None
+
+
+def fact_texts(count: int, seed: int) -> list[str]:
+    combos = itertools.cycle(itertools.product(SUBJECTS, THINGS))
+    texts = []
+    for number, (subject, thing) in zip(range(count), combos, strict=False):
+        texts.append(f"My {subject}'s favourite {thing} is number {number + seed}")
+    return texts
+
+
+async def fill(application: Application, scope: Scope, count: int, seed: int) -> None:
+    async with application.store.transaction() as transaction:
+        facts = [
+            await transaction.facts.add(scope, NewFact(text)) for text in fact_texts(count, seed)
+        ]
+    await index_facts(application.index, application.embedder, facts)
+
+
+def message(text: str, number: int) -> IncomingMessage:
+    return IncomingMessage(
+        platform="console",
+        user_key="console:alice",
+        display_name="Alice",
+        room_key="console:dm",
+        text=text,
+        time=datetime(2026, 11, 29, tzinfo=UTC) + timedelta(seconds=number),
+        is_direct=True,
+        message_id=f"bench-{number}",
+    )
+
+
+async def measure(
+    application: Application, model: TimedModel, texts: Sequence[str], offset: int
+) -> list[float]:
+    overheads = []
+    for number, text in enumerate(texts, offset):
+        model.seconds = 0.0
+        started = time.perf_counter()
+        await application.core.handle(message(text, number))
+        elapsed = time.perf_counter() - started
+        overheads.append((elapsed - model.seconds) * 1000)
+        await application.core.wait_idle()
+        await application.writer.drain()
+    return overheads
+
+
+async def measure_recall(application: Application, texts: Sequence[str]) -> list[float]:
+    scope = Scope("console:alice", "console:dm")
+    durations = []
+    for text in texts:
+        started = time.perf_counter()
+        await application.recaller.for_message(scope, text)
+        durations.append((time.perf_counter() - started) * 1000)
+    return durations
+
+
+def report(name: str, values: list[float]) -> None:
+    array = np.asarray(values)
+    print(
+        f"{name:<22} n={len(values):>3}  p50 {np.percentile(array, 50):7.1f} ms  "
+        f"p95 {np.percentile(array, 95):7.1f} ms  max {array.max():7.1f} ms"
+    )
+
+
+async def run(fact_count: int, messages: int) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        config = Config.model_validate(
+            {
+                "storage": {"data_dir": str(Path(directory) / "data")},
+                "embedding": {"model_path": str(LOCAL_MODEL_DIRECTORY)},
+                "memory": {"reranker_model": ""},
+                "chat": {"rate_limit_per_minute": 100_000},
+            }
+        )
+        model = TimedModel()
+        application = await build_application(config, llm=model, embedder=real_embedder())
+        try:
+            started = time.perf_counter()
+            await fill(application, Scope("console:alice", "console:dm"), fact_count, 0)
+            await fill(application, Scope("console:bob", "console:dm"), fact_count, fact_count)
+            await fill(
+                application, Scope("console:carol", "console:room"), fact_count, 2 * fact_count
+            )
+            print(f"filled {3 * fact_count} facts in {time.perf_counter() - started:.1f} s")
+            half = messages // 2
+            # Warm-up (not reported): first queries load caches in SQLite, LanceDB and ONNX.
+            await measure(application, model, [*STATEMENTS, *QUESTIONS], 0)
+            statements = [STATEMENTS[n % len(STATEMENTS)] for n in range(half)]
+            questions = [QUESTIONS[n % len(QUESTIONS)] for n in range(half)]
+            report("statement (passive)", await measure(application, model, statements, 10))
+            report("  recall alone", await measure_recall(application, statements))
+            report("question (lookup)", await measure(application, model, questions, 1000))
+            report(
+                "/memory list",
+                await measure(application, model, ["/memory list"] * half, 2000),
+            )
+        finally:
+            await application.aclose()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--facts", type=int, default=1000, help="facts in the measured scope")
+    parser.add_argument("--messages", type=int, default=60, help="messages measured in all")
+    arguments = parser.parse_args()
+    asyncio.run(run(arguments.facts, arguments.messages))
+
+
+if __name__ == "__main__":
+    main()
