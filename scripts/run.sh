@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets up Mnemo on a fresh machine and starts it. Without arguments it runs the default
-# command; any arguments are passed to `mnemo` (for example: scripts/run.sh doctor).
+# Sets up Mnemo on a fresh machine and starts it. Without arguments it opens a chat in this
+# terminal (`mnemo chat`); any arguments are passed to `mnemo` instead (for example:
+# scripts/run.sh doctor, scripts/run.sh chat --user alice --room kitchen).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +14,6 @@ if [ ! -f mnemo.toml ]; then
     echo "created mnemo.toml from mnemo.example.toml; edit it to point at your LLM" >&2
 fi
 if [ "$#" -eq 0 ]; then
-    set -- doctor
+    set -- chat
 fi
 exec .venv/bin/mnemo "$@"
