@@ -266,7 +266,20 @@ async def test_discord_api_unreachable(closed_url: str) -> None:
     ("matrix", "expected"),
     [
         ({}, "matrix.homeserver is not set: Matrix is off"),
-        ({"homeserver": "http://127.0.0.1:9"}, "matrix.user_id is not set"),
+        ({"homeserver": "http://127.0.0.1:9"}, "matrix.user_id must be the bot account"),
+        (
+            {"homeserver": "http://127.0.0.1:9", "user_id": "mnemo", "password": "p"},
+            "matrix.user_id must be the bot account, like @mnemo:example.org (got 'mnemo')",
+        ),
+        (
+            {
+                "homeserver": "http://127.0.0.1:9",
+                "user_id": "@mnemo:x",
+                "password": "p",
+                "device_id": "MNEMOBOT",
+            },
+            "matrix.device_id goes with matrix.access_token",
+        ),
         (
             {"homeserver": "http://127.0.0.1:9", "user_id": "@mnemo:x"},
             "no credentials: set MNEMO_MATRIX__ACCESS_TOKEN (with matrix.device_id) or "
