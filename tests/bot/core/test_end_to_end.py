@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.core import APOLOGY
+from bot.messages import IncomingMessage
 from memory.embedding import Embedder
 from memory.llm import LanguageModelUnavailable, ModelNotFound
 from memory.records import FactSource, FactStatus
@@ -220,3 +221,25 @@ async def test_export_is_a_json_attachment_of_own_facts(bot: Harness) -> None:
     assert [(f["text"], f["status"]) for f in document["facts"]] == [
         ("I am vegetarian", FactStatus.ACTIVE.value)
     ]
+
+
+async def test_the_reply_does_not_wait_for_memory(bot: Harness) -> None:
+    bot.mind.facts["I run marathons."] = [fact("I run marathons", "hobby")]
+    message = IncomingMessage(
+        platform="matrix",
+        user_key="matrix:alice",
+        display_name="Alice",
+        room_key="matrix:dm",
+        text="I run marathons.",
+        time=bot.clock.tick(),
+        is_direct=True,
+    )
+    replies = await bot.app.core.handle(message)
+    assert [reply.text for reply in replies] == ["OK."]
+    # The reply is back before the message was even queued for memory.
+    async with bot.app.store.transaction() as tx:
+        assert await tx.pending.count() == 0
+    assert extraction_calls(bot.llm) == []
+    await bot.app.core.wait_idle()
+    await bot.app.writer.drain()
+    assert await facts_of(bot) == ["I run marathons"]
