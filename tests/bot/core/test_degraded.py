@@ -1,0 +1,53 @@
+"""The core keeps answering when a part of memory fails, and says why in the log."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from bot.core import ConversationCore, CoreSettings
+from bot.messages import IncomingMessage
+from memory.embedding import Embedder, OllamaEmbedder
+from memory.index import LanceFactIndex
+from memory.llm import ScriptedLanguageModel
+from memory.recall import Recaller, RecallSettings
+from memory.store import Store
+from memory.write.writer import MemoryWriter, WriteSettings
+from tests.bot.core.harness import START
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_recall_failure_answers_without_memories(
+    store: Store,
+    index: LanceFactIndex,
+    embedder: Embedder,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The read path's embedder is an Ollama server that is not running.
+    unreachable = OllamaEmbedder("all-minilm", host=f"http://127.0.0.1:{closed_port()}")
+    llm = ScriptedLanguageModel(["Hello!"], fallback='{"facts": []}')
+    writer = MemoryWriter(store, index, embedder, llm, WriteSettings())
+    core = ConversationCore(
+        CoreSettings(),
+        store=store,
+        writer=writer,
+        recaller=Recaller(store, index, unreachable, RecallSettings()),
+        llm=llm,
+    )
+    message = IncomingMessage("console", "console:a", "A", "console:dm", "hi there", START, True)
+    try:
+        replies = await core.handle(message)
+        await core.wait_idle()
+        await writer.drain()
+    finally:
+        await unreachable.aclose()
+    assert [reply.text for reply in replies] == ["Hello!"]
+    assert "recall failed" in caplog.text and "answering without memories" in caplog.text
+    assert "not reachable" in caplog.text
+    assert "You do not remember anything about A yet." in llm.calls[0].prompt_text
