@@ -7,6 +7,7 @@ constructor, so tests can point them at servers on 127.0.0.1.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 from bot.config import Config
@@ -18,6 +19,8 @@ from bot.doctor.matrix import MatrixCheck
 from bot.doctor.reranker import MODEL_HUB, RerankerCheck
 from bot.doctor.searxng import SearxngCheck
 from bot.doctor.storage import check_database, check_embedding, check_index
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "Check",
@@ -46,4 +49,16 @@ def default_checks(*, discord_api: str = DISCORD_API, model_hub: str = MODEL_HUB
 
 async def run_checks(config: Config, checks: Sequence[Check] | None = None) -> list[CheckResult]:
     """Run the checks one after another (they share the disk and the CPU with the bot)."""
-    return [await check(config) for check in (checks or default_checks())]
+    return [await run_check(check, config) for check in (checks or default_checks())]
+
+
+async def run_check(check: Check, config: Config) -> CheckResult:
+    """One check; a check that breaks becomes a red line, so the others still run."""
+    try:
+        return await check(config)
+    except Exception as error:  # the doctor must report, whatever a check runs into
+        name = getattr(check, "name", None) or getattr(check, "__name__", type(check).__name__)
+        log.exception("doctor check %s failed unexpectedly", name)
+        return CheckResult.failed(
+            str(name), f"the check itself failed ({type(error).__name__}: {error}); see the log"
+        )

@@ -30,6 +30,8 @@ def invite_url(application_id: str) -> str:
 
 
 class DiscordCheck:
+    name = NAME
+
     def __init__(
         self, *, api_base_url: str = DISCORD_API, timeout: float = DEFAULT_TIMEOUT_SECONDS
     ) -> None:

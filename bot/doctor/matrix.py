@@ -19,6 +19,8 @@ USER_ID = re.compile(r"^@[^:\s]+:\S+$")
 
 
 class MatrixCheck:
+    name = NAME
+
     def __init__(self, *, timeout: float = DEFAULT_TIMEOUT_SECONDS) -> None:
         self._timeout = timeout
 

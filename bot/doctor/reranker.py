@@ -75,6 +75,8 @@ async def scores_a_pair(reranker: Reranker) -> str | None:
 
 
 class RerankerCheck:
+    name = NAME
+
     def __init__(
         self,
         *,

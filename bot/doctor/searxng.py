@@ -21,6 +21,8 @@ LIMITER_FIX = (
 
 
 class SearxngCheck:
+    name = NAME
+
     def __init__(
         self, *, probe_query: str = PROBE_QUERY, timeout: float = DEFAULT_TIMEOUT_SECONDS
     ) -> None:

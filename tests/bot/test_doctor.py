@@ -18,7 +18,7 @@ import pytest
 
 from bot.cli.doctor import DoctorCommand
 from bot.config import Config
-from bot.doctor import Check, CheckStatus
+from bot.doctor import Check, CheckResult, CheckStatus
 from bot.doctor.discord import DiscordCheck, invite_url
 from bot.doctor.http import Answer
 from bot.doctor.llm import LanguageModelCheck, OllamaEmbeddingModelCheck, ollama_tag
@@ -455,3 +455,23 @@ async def test_a_warning_does_not_fail_the_doctor(
     exit_code = await run_doctor(lambda: [RerankerCheck(hub_url=closed_url)], config)
     assert exit_code == 0
     assert capsys.readouterr().out.startswith("warn reranker: Xenova/ms-marco-MiniLM-L-6-v2 is")
+
+
+async def test_a_check_that_breaks_is_a_red_line_and_the_others_still_run(
+    capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    class BrokenCheck:
+        name = "broken"
+
+        async def __call__(self, config: Config) -> CheckResult:
+            raise RuntimeError("disk on fire")
+
+    checks: list[Check] = [BrokenCheck(), SearxngCheck()]
+    exit_code = await run_doctor(lambda: checks, Config())
+    assert exit_code == 1
+    assert capsys.readouterr().out.splitlines() == [
+        "FAIL broken: the check itself failed (RuntimeError: disk on fire); see the log",
+        "skip web search: search.searxng_url is not set: web search is off",
+    ]
+    assert "doctor check broken failed unexpectedly" in caplog.text
+    assert "RuntimeError: disk on fire" in caplog.text  # the traceback, for the operator
