@@ -80,7 +80,8 @@ def test_the_model_puller_pulls_the_configured_models(compose: dict[str, Any]) -
     script = puller["command"][0]
     assert 'ollama pull "$$LLM_MODEL"' in script
     assert 'ollama pull "$$EMBEDDING_MODEL"' in script
-    assert script.startswith("set -e;")  # a failed pull stops the bot from starting
+    assert script.startswith("set -e\n")  # a failed pull stops the bot from starting
+    assert "set MNEMO_EMBEDDING__MODEL in .env" in script
 
 
 def test_data_lives_in_named_volumes(compose: dict[str, Any]) -> None:
@@ -267,3 +268,73 @@ def test_the_gpu_override_merges(tmp_path: Path) -> None:
     devices = ollama["deploy"]["resources"]["reservations"]["devices"]
     assert devices == [{"driver": "nvidia", "count": -1, "capabilities": ["gpu"]}]
     assert ollama["healthcheck"]["test"] == ["CMD", "ollama", "list"]
+
+
+# -- the model puller's script, run by /bin/sh with a stand-in `ollama` ----------------------
+
+
+def run_puller(tmp_path: Path, compose: dict[str, Any], **environment: str) -> tuple[int, str]:
+    """Run pull-models' command as the container would, with a test double for the ollama
+    CLI (no Ollama can run here) that records its arguments and fails for ``missing:*``."""
+    bin_directory = tmp_path / "bin"
+    bin_directory.mkdir()
+    calls = tmp_path / "calls"
+    fake = bin_directory / "ollama"
+    fake.write_text(
+        f'#!/bin/sh\necho "$*" >> {calls}\ncase "$2" in missing:*) exit 1;; esac\n',
+        encoding="utf-8",
+    )
+    fake.chmod(0o755)
+    # Compose turns `$$` into `$` before the container's shell sees the script.
+    script = services(compose)["pull-models"]["command"][0].replace("$$", "$")
+    result = subprocess.run(
+        ["/bin/sh", "-c", script],
+        env={"PATH": f"{bin_directory}:/usr/bin:/bin", **environment},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    recorded = calls.read_text(encoding="utf-8") if calls.exists() else ""
+    return result.returncode, recorded + result.stderr
+
+
+def test_puller_pulls_only_the_llm_for_fastembed(tmp_path: Path, compose: dict[str, Any]) -> None:
+    code, output = run_puller(
+        tmp_path, compose, LLM_MODEL="llama3.1:8b", EMBEDDING_BACKEND="fastembed"
+    )
+    assert (code, output) == (0, "pull llama3.1:8b\n")
+
+
+def test_puller_pulls_the_ollama_embedding_model(tmp_path: Path, compose: dict[str, Any]) -> None:
+    code, output = run_puller(
+        tmp_path,
+        compose,
+        LLM_MODEL="qwen2.5:7b",
+        EMBEDDING_BACKEND="ollama",
+        EMBEDDING_MODEL="nomic-embed-text",
+    )
+    assert (code, output) == (0, "pull qwen2.5:7b\npull nomic-embed-text\n")
+
+
+def test_puller_stops_on_a_failed_pull(tmp_path: Path, compose: dict[str, Any]) -> None:
+    code, output = run_puller(
+        tmp_path,
+        compose,
+        LLM_MODEL="missing:model",
+        EMBEDDING_BACKEND="ollama",
+        EMBEDDING_MODEL="nomic-embed-text",
+    )
+    assert code != 0
+    assert output == "pull missing:model\n"  # nothing after the failure
+
+
+def test_puller_names_the_missing_embedding_setting(
+    tmp_path: Path, compose: dict[str, Any]
+) -> None:
+    code, output = run_puller(
+        tmp_path, compose, LLM_MODEL="llama3.1:8b", EMBEDDING_BACKEND="ollama", EMBEDDING_MODEL=""
+    )
+    assert code == 1
+    assert output == (
+        "pull llama3.1:8b\nset MNEMO_EMBEDDING__MODEL in .env to an Ollama embedding model\n"
+    )
