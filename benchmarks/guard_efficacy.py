@@ -1,6 +1,6 @@
 """How many wrong writes the write-path guards stop, and how many get through.
 
-    .venv/bin/python -m benchmarks.guard_efficacy [--messages 300] [--seed 7]
+    .venv/bin/python -m benchmarks.guard_efficacy [--messages 300] [--seed 7] [--threshold 0.5]
 
 A scripted conversation (four people, small talk, new facts, updates, paraphrases,
 negations, repeats, questions, prompt injections) runs through the real write path: the real
@@ -333,18 +333,25 @@ def classify(injection: Injection, events: list[FactEvent], queued: bool, tally:
         tally.through[injection.kind + " (no event)"] += 1
         return
     destructive = event.final_action in (Action.UPDATE, Action.DELETE)
-    wrong_applied = (
-        destructive and event.old_text == injection.wrong_target
-        if injection.kind in ("wrong_valid_target", "destructive_instead_of_keep")
-        else destructive and injection.kind in ("injected_delete", "same_target_twice")
-    )
+    if injection.kind in ("wrong_valid_target", "destructive_instead_of_keep"):
+        wrong_applied = destructive and event.old_text == injection.wrong_target
+    elif injection.kind == "same_target_twice":
+        # Wrong only if the first statement already changed that fact in this message.
+        earlier = [e for e in events if e.id < event.id and e.old_text == event.old_text]
+        wrong_applied = destructive and any(
+            e.final_action in (Action.UPDATE, Action.DELETE) for e in earlier
+        )
+    elif injection.kind == "injected_delete":
+        wrong_applied = destructive
+    else:  # a bad target: applied only if the retry answered a valid, correct one
+        wrong_applied = False
     if wrong_applied:
         tally.through[injection.kind] += 1
     else:
         tally.stopped[(injection.kind, event.guard or "harmless: target not shown")] += 1
 
 
-async def run(messages: int, seed: int) -> None:
+async def run(messages: int, seed: int, threshold: float) -> None:
     rng = random.Random(seed)
     embedder = real_embedder()
     model = MistakeModel(random.Random(seed + 1))
@@ -355,7 +362,8 @@ async def run(messages: int, seed: int) -> None:
         store = await Store.open(Path(directory) / "bench.sqlite3")
         index = await LanceFactIndex.open(Path(directory) / "index", dimension=384)
         llm = ScriptedLanguageModel(fallback=model)
-        writer = MemoryWriter(store, index, embedder, llm, WriteSettings(), clock=lambda: clock[0])
+        settings = WriteSettings(candidate_threshold=threshold)
+        writer = MemoryWriter(store, index, embedder, llm, settings, clock=lambda: clock[0])
         tally, kinds = Tally(), Counter[str]()
         started = time.perf_counter()
         for _ in range(messages):
@@ -459,10 +467,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=300)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--threshold", type=float, default=WriteSettings().candidate_threshold)
     arguments = parser.parse_args()
     # The writer logs every queued retry; the table below is the output of interest.
     logging.basicConfig(level=logging.ERROR)
-    asyncio.run(run(arguments.messages, arguments.seed))
+    asyncio.run(run(arguments.messages, arguments.seed, arguments.threshold))
 
 
 if __name__ == "__main__":
