@@ -120,6 +120,24 @@ class Person:
             await self._changed.wait_for(lambda: len(self.messages_from(sender, room_id)) >= count)
         return self.messages_from(sender, room_id)[:count]
 
+    async def wait_for_reply(
+        self, sender: str, room_id: str, event_id: str, seconds: float = WAIT_SECONDS
+    ) -> Received:
+        """``sender``'s answer to the event ``event_id``, waiting for it."""
+
+        def answer() -> Received | None:
+            for message in self.messages_from(sender, room_id):
+                relates_to = message.content.get("m.relates_to", {})
+                if relates_to.get("m.in_reply_to", {}).get("event_id") == event_id:
+                    return message
+            return None
+
+        async with asyncio.timeout(seconds), self._changed:
+            await self._changed.wait_for(lambda: answer() is not None)
+        found = answer()
+        assert found is not None
+        return found
+
     async def create_room(
         self, invite: list[str], *, direct: bool = False, encrypted: bool = False
     ) -> str:
