@@ -101,7 +101,7 @@ class MemoryWriter:
                 source_message_id=source_message_id,
             )
         self._scopes[pending.id] = scope
-        task = asyncio.create_task(self._process_owner(scope.owner))
+        task = asyncio.create_task(self._process_in_background(scope.owner))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return pending
@@ -160,6 +160,14 @@ class MemoryWriter:
 
     def _lock(self, owner: str) -> asyncio.Lock:
         return self._locks.setdefault(owner, asyncio.Lock())
+
+    async def _process_in_background(self, owner: str) -> int:
+        """A background run must not die silently: the write stays queued for process_due."""
+        try:
+            return await self._process_owner(owner)
+        except Exception:
+            log.exception("background memory write for %s failed; it stays queued", owner)
+            return 0
 
     async def _process_owner(self, owner: str) -> int:
         """Process one person's queued writes in order; stop at the first that must wait."""

@@ -17,7 +17,7 @@ from memory.indexing import reconcile
 from memory.llm import ChatMessage, LanguageModelUnavailable, ScriptedLanguageModel
 from memory.records import FactEvent
 from memory.scope import Scope
-from memory.store import EventDraft, FactRepository, Store
+from memory.store import EventDraft, FactRepository, PendingWriteRepository, Store
 from memory.write import MemoryWriter, WriteSettings
 from tests.memory.write.helpers import (
     ALICE,
@@ -213,3 +213,23 @@ async def test_a_failure_inside_the_apply_transaction_applies_nothing(
     assert await writer.process_due() == 1
     assert await active_texts(store, ALICE) == ["I have a cat", "I like chess"]
     assert await index.count() == 2
+
+
+async def test_a_store_failure_in_the_background_is_logged_and_the_write_kept(
+    store: Store,
+    index: LanceFactIndex,
+    embedder: FastEmbedEmbedder,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Test double for a broken disk while reading the queue: nothing is lost, it is logged."""
+
+    async def unreadable(self: object, owner: str) -> list[object]:
+        raise StorageFullError("simulated: cannot read the queue")
+
+    monkeypatch.setattr(PendingWriteRepository, "for_owner", unreadable)
+    writer = MemoryWriter(store, index, embedder, ScriptedLanguageModel(), WriteSettings())
+    await writer.submit(ALICE, "I have a cat", message_time=MESSAGE_TIME)
+    await writer.drain()
+    assert "background memory write for console:alice failed" in caplog.text
+    assert await pending_count(store) == 1
