@@ -54,7 +54,9 @@ class DiscordCheck:
             )
         except Unreachable as error:
             return CheckResult.failed(
-                NAME, f"cannot reach the Discord API at {self._api_base_url} ({error})"
+                NAME,
+                f"cannot reach the Discord API at {self._api_base_url} ({error}): the bot "
+                "needs outgoing HTTPS to discord.com; check this machine's DNS and firewall",
             )
         return judge_application(user, application)
 

@@ -256,7 +256,10 @@ async def test_discord_api_unreachable(closed_url: str) -> None:
     check = DiscordCheck(api_base_url=closed_url)
     result = await check(config_with(discord={"token": "any"}))
     assert result.status is CheckStatus.FAIL
-    assert result.detail == f"cannot reach the Discord API at {closed_url} (connection refused)"
+    assert result.detail == (
+        f"cannot reach the Discord API at {closed_url} (connection refused): the bot needs "
+        "outgoing HTTPS to discord.com; check this machine's DNS and firewall"
+    )
 
 
 # -- Matrix: what is decided before asking the homeserver ------------------------------------
