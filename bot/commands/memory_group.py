@@ -15,8 +15,15 @@ from bot.commands.registry import (
     split_first,
 )
 from bot.commands.services import CommandServices
+from memory.scope import ScopeMode
 
 HELP_NAMES = ("help", "?")
+PRIVACY_LINES = {
+    ScopeMode.USER_ROOM: "What I remember about you is yours: only you see it, and I only use "
+    "it in the room you told me (direct-message memories stay in direct messages).",
+    ScopeMode.USER: "What I remember about you is yours: only you see it. It follows you "
+    "across rooms, but what you tell me in direct messages stays there.",
+}
 
 
 class MemoryCommand:
@@ -44,13 +51,12 @@ class MemoryCommand:
     async def run(self, invocation: Invocation) -> CommandReply:
         name, rest = split_first(invocation.arguments)
         if not name or name in HELP_NAMES:
-            return CommandReply(self.help(invocation.prefix))
+            return CommandReply(self.help(invocation.prefix, invocation.scope.mode))
         return await self.subcommands.dispatch(name, invocation.shifted(name, rest))
 
-    def help(self, prefix: str) -> str:
+    def help(self, prefix: str, mode: ScopeMode) -> str:
         lines = [
-            "What I remember about you is yours: only you see it, and only in this room "
-            "(direct-message memories stay in direct messages).",
+            PRIVACY_LINES[mode],
             *self.subcommands.help_lines(prefix),
             f"{prefix}memory help - this list",
             'Say "remember that ..." to have me remember something exactly as you say it.',

@@ -53,6 +53,7 @@ async def test_wrong_arguments_give_usage_help(bot: Harness, command: str, expec
 
 async def test_help_and_aliases(bot: Harness) -> None:
     help_text = await bot.say("alice", "!memory")
+    assert "I only use it in the room you told me" in help_text
     assert help_text == await bot.say("alice", "!memory help")
     assert "/memory list [page]" in await bot.say("alice", "/memory help")
     for usage in ("!memory list [page]", "!memory forget <n>", "!memory export", "!memory pause"):

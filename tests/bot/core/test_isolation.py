@@ -152,6 +152,8 @@ async def test_user_mode_follows_the_person_but_never_brings_dm_facts_to_rooms(
         prompt = reply_calls(bot.llm)[-1].prompt_text
         assert "- I am allergic to peanuts" in prompt and "- I work at Acme" in prompt
         assert leaked(prompt, {"I am allergic to peanuts", "I work at Acme"}) == set()
+        help_text = await bot.say("alice", "!memory help", room=ROOM_S)
+        assert "It follows you across rooms" in help_text
         listing = await bot.say("alice", "!memory list", room=ROOM_S)
         assert "Northbank" not in listing and "cello" not in listing
         await bot.say("alice", QUESTION)
