@@ -9,6 +9,9 @@ import pytest
 from PIL import Image
 
 from adapters.main import main
+from bot.components import build_reranker, recall_settings
+from bot.config import EmbeddingSettings, MemorySettings
+from memory.recall import FastEmbedReranker
 from tests.conftest import LOCAL_MODEL_DIRECTORY
 from tests.memory.evaluation.tiny_locomo import TINY_LOCOMO
 
@@ -111,3 +114,14 @@ def test_calibrate_bad_pairs_file(
     assert main(["--config", str(config_file), "calibrate", str(pairs)]) == 2
     error = _flat(capsys.readouterr().err)
     assert "line 2: unknown group 'similar'" in error
+
+
+def test_recall_settings_and_reranker_come_from_the_config() -> None:
+    memory = MemorySettings(recall_top_k=4, lookup_pool=20, hybrid_retrieval=True)
+    settings = recall_settings(memory)
+    assert (settings.top_k, settings.lookup_pool, settings.hybrid) == (4, 20, True)
+    assert settings.lookup_min_similarity == memory.lookup_min_similarity
+    reranker = build_reranker(memory, EmbeddingSettings())
+    assert isinstance(reranker, FastEmbedReranker)
+    assert reranker.model_name == "Xenova/ms-marco-MiniLM-L-6-v2"
+    assert build_reranker(MemorySettings(reranker_model=""), EmbeddingSettings()) is None
