@@ -83,6 +83,9 @@ class CommandRegistry:
     def resolve(self, name: str) -> Command | None:
         return self._by_name.get(name.lower())
 
+    def knows(self, name: str) -> bool:
+        return self.resolve(name) is not None
+
     def help_lines(self, prefix: str) -> list[str]:
         return [f"{prefix}{c.spec.usage} - {c.spec.summary}" for c in self._commands]
 

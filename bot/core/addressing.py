@@ -7,6 +7,7 @@ learned from).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.messages import IncomingMessage
@@ -37,7 +38,10 @@ def parse_command(text: str, prefix: str) -> CommandText | None:
     return None
 
 
-def is_for_bot(message: IncomingMessage, prefix: str) -> bool:
+def is_for_bot(
+    message: IncomingMessage, command: CommandText | None, is_known: Callable[[str], bool]
+) -> bool:
     if message.is_direct or message.mentions_bot or message.reply_to_bot:
         return True
-    return parse_command(message.text, prefix) is not None
+    # In a group room an unknown "!word" is probably meant for another bot: stay quiet.
+    return command is not None and is_known(command.name)

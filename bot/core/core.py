@@ -29,7 +29,7 @@ from bot.commands import (
 from bot.commands.pausing import PauseSwitch
 from bot.commands.ports import FactRecall, MemoryWrites
 from bot.commands.remember import describe_remembered
-from bot.core.addressing import CommandText, parse_command
+from bot.core.addressing import CommandText, is_for_bot, parse_command
 from bot.core.background import BackgroundTasks
 from bot.core.rate_limit import RateLimiter
 from bot.core.reply_prompt import ReplyContext, build_messages
@@ -99,33 +99,26 @@ class ConversationCore:
 
     async def handle(self, message: IncomingMessage) -> list[OutgoingMessage]:
         """The replies to ``message``; empty when it is not for the bot."""
-        command = parse_command(message.text, self.settings.command_prefix)
-        if not self._is_for_bot(message, command):
+        cut = truncate(message.text, self.settings.max_message_chars)
+        command = parse_command(cut.text, self.settings.command_prefix)
+        if not is_for_bot(message, command, self.commands.knows):
             return []
         decision = self._rate_limiter.check(message.user_key)
         if not decision.allowed:
             if not decision.notify:
                 return []
             return [self._reply(message, self._rate_notice(decision.retry_after_seconds), True)]
-        cut = truncate(message.text, self.settings.max_message_chars)
         scope = message.scope(self.settings.scope_mode)
         reply = await self._route(message, scope, cut.text, command)
         note = cut.note()
         text = reply.text if note is None else f"{reply.text}\n\n{note}"
         return [self._reply(message, text, reply.private, reply)]
 
-    def _is_for_bot(self, message: IncomingMessage, command: CommandText | None) -> bool:
-        if message.is_direct or message.mentions_bot or message.reply_to_bot:
-            return True
-        # In a group room an unknown "!word" is probably for another bot: stay quiet.
-        return command is not None and self.commands.resolve(command.name) is not None
-
     async def _route(
         self, message: IncomingMessage, scope: Scope, text: str, command: CommandText | None
     ) -> CommandReply:
         if command is not None:
             # Commands are never conversation: not stored as turns, never learned from.
-            command = parse_command(text, self.settings.command_prefix) or command
             invocation = Invocation(message, scope, command.prefix, command.arguments)
             return await self.commands.dispatch(command.name, invocation)
         remembered = remember_that(text)

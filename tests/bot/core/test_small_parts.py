@@ -41,12 +41,19 @@ def test_parse_command_accepts_prefix_and_slash() -> None:
     assert parse_command("!", "!") is None
 
 
-def test_group_room_needs_mention_reply_or_command() -> None:
-    assert not is_for_bot(group_message("nice weather"), "!")
-    assert is_for_bot(group_message("nice weather", mentions_bot=True), "!")
-    assert is_for_bot(group_message("nice weather", reply_to_bot=True), "!")
-    assert is_for_bot(group_message("!memory list"), "!")
-    assert is_for_bot(group_message("nice weather", is_direct=True), "!")
+def addressed(message: IncomingMessage) -> bool:
+    command = parse_command(message.text, "!")
+    return is_for_bot(message, command, lambda name: name == "memory")
+
+
+def test_group_room_needs_mention_reply_or_known_command() -> None:
+    assert not addressed(group_message("nice weather"))
+    assert addressed(group_message("nice weather", mentions_bot=True))
+    assert addressed(group_message("nice weather", reply_to_bot=True))
+    assert addressed(group_message("!memory list"))
+    assert not addressed(group_message("!roll d20"))
+    assert addressed(group_message("!roll d20", mentions_bot=True))
+    assert addressed(group_message("nice weather", is_direct=True))
 
 
 def test_truncation_cuts_and_says_so() -> None:
