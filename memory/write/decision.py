@@ -106,7 +106,13 @@ def parse_decisions(raw: str) -> list[Decision]:
     decisions = parse_answer("decision", raw, prompt.DecisionResponse).decisions
     for decision in decisions:
         if action_of(decision) not in prompt.ACTIONS:
-            raise UnusableModelOutput("decision", f"unknown action {decision.action!r}", raw)
+            raise UnusableModelOutput(
+                "decision",
+                f"unknown action {decision.action!r}",
+                raw,
+                proposed_action=decision.action,
+                proposed_target=None if decision.target is None else str(decision.target),
+            )
     return decisions
 
 

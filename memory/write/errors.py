@@ -22,8 +22,19 @@ class WriteError(MemoryLayerError):
 class UnusableModelOutput(WriteError):
     """The language model's answer cannot be used; nothing is applied and the write is retried."""
 
-    def __init__(self, stage: str, detail: str, raw: str) -> None:
+    def __init__(
+        self,
+        stage: str,
+        detail: str,
+        raw: str,
+        *,
+        proposed_action: str | None = None,
+        proposed_target: str | None = None,
+    ) -> None:
         super().__init__(f"{stage}: {detail} (model answered {raw[:200]!r})")
         self.stage = stage
         self.detail = detail
         self.raw = raw
+        # The proposal as returned, when the answer could be read that far.
+        self.proposed_action = proposed_action
+        self.proposed_target = proposed_target

@@ -30,6 +30,7 @@ class Guard(StrEnum):
     DESTRUCTIVE_CAP = "destructive_cap"
     TARGET_GONE = "target_gone"
     DECISION_UNAVAILABLE = "decision_unavailable"
+    UNUSABLE_OUTPUT = "unusable_output"
 
 
 @dataclass(frozen=True, slots=True, eq=False)

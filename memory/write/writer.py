@@ -24,6 +24,7 @@ from memory.scope import Scope, ScopeMode
 from memory.store import EventDraft, Store, StoreTransaction, utc_now
 from memory.write.errors import UnusableModelOutput
 from memory.write.extraction import ProposedFact
+from memory.write.guards import Guard
 from memory.write.history import fact_history
 from memory.write.pipeline import (
     MessageInput,
@@ -211,6 +212,20 @@ class MemoryWriter:
             await transaction.pending.reschedule(
                 pending.id, error=reason[:1000], next_attempt_at=self._clock() + delay
             )
+            if isinstance(error, UnusableModelOutput):
+                scope = Scope(pending.owner, pending.room, self._settings.scope_mode)
+                await transaction.facts.record_event(scope, unusable_output_event(error))
+
+
+def unusable_output_event(error: UnusableModelOutput) -> EventDraft:
+    """The guard that kept an unreadable answer from being applied, with what it said."""
+    return EventDraft(
+        final_action=Action.NONE,
+        actor=Actor.PIPELINE,
+        proposed_action=error.proposed_action or error.raw[:200],
+        proposed_target=error.proposed_target,
+        guard=Guard.UNUSABLE_OUTPUT.value,
+    )
 
 
 def holds_back_later(pending: PendingWrite) -> bool:

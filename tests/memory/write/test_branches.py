@@ -12,6 +12,7 @@ from memory.index import LanceFactIndex
 from memory.llm import LanguageModelUnavailable, ScriptedLanguageModel
 from memory.records import Action
 from memory.store import Store
+from memory.write import WriteSettings
 from tests.memory.write.helpers import (
     ALICE,
     active_texts,
@@ -211,8 +212,8 @@ CASES = [
         "I moved to Berlin",
         ('{"facts": [{"text": "I live in Berl',),
         frozenset({PARIS}),
-        (),
-        (),
+        (Action.NONE,),
+        ("unusable_output",),
         llm_calls=1,
         queued_after=1,
     ),
@@ -222,8 +223,8 @@ CASES = [
         "I moved to Berlin",
         (extracted("I live in Berlin"), "Sure! I would update fact 1."),
         frozenset({PARIS}),
-        (),
-        (),
+        (Action.NONE,),
+        ("unusable_output",),
         llm_calls=2,
         queued_after=1,
     ),
@@ -233,8 +234,8 @@ CASES = [
         "I moved to Berlin",
         (extracted("I live in Berlin"), decided((1, "REPLACE", 1))),
         frozenset({PARIS}),
-        (),
-        (),
+        (Action.NONE,),
+        ("unusable_output",),
         llm_calls=2,
         queued_after=1,
     ),
@@ -269,3 +270,27 @@ async def test_branch(
     assert len(llm.calls) == case.llm_calls
     assert await pending_count(store) == case.queued_after
     assert not llm.steps, "every scripted answer was used"
+
+
+async def test_events_keep_the_raw_proposal(
+    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
+) -> None:
+    await seed(store, index, embedder, ALICE, PARIS)
+    llm = ScriptedLanguageModel(
+        [
+            extracted("I live in Berlin"),
+            decided((1, "REPLACE", 1)),  # unknown action: queued
+            extracted("I live in Berlin"),
+            decided((1, "update", 7)),  # bad target, as returned
+            decided((1, "UPDATE", 9)),
+        ]
+    )
+    writer = make_writer(store, index, embedder, llm, WriteSettings(retry_base_seconds=0))
+    await say(writer, ALICE, "I moved to Berlin")
+    await writer.process_due()
+
+    events = await pipeline_events(store, ALICE)
+    assert [(e.proposed_action, e.proposed_target, e.final_action, e.guard) for e in events] == [
+        ("REPLACE", "1", Action.NONE, "unusable_output"),
+        ("update", "7", Action.ADD, "invalid_target"),
+    ]
