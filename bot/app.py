@@ -99,8 +99,15 @@ async def build_application(
     reranker: Reranker | None = None,
 ) -> Application:
     borrowed_parts = (llm, embedder, web_search, reranker)
+    built_llm = llm is None
     llm = llm or build_language_model(config.llm)
-    memory = await open_memory(config, embedder=embedder)
+    try:
+        memory = await open_memory(config, embedder=embedder)
+    except BaseException:
+        # The model or database failed to open: close the HTTP client built for the LLM.
+        if built_llm:
+            await llm.aclose()
+        raise
     web_search = web_search or build_web_search(config, llm)
     # Loaded lazily on the first lookup; if it cannot load, recall falls back to cosine order.
     reranker = reranker or build_reranker(config.memory, config.embedding)

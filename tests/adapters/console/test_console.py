@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from adapters.console import ChatCommand, ConsoleIdentity, ConsoleSession
+from adapters.main import main
 from bot.cli import build_parser
 from memory.embedding import Embedder
 from memory.llm import ChatMessage
@@ -154,3 +155,15 @@ def test_chat_command_rejects_names_with_spaces(capsys: pytest.CaptureFixture[st
     with pytest.raises(SystemExit):
         parser.parse_args(["chat", "--user", "alice smith"])
     assert "must be one word without spaces, got 'alice smith'" in capsys.readouterr().err
+
+
+def test_chat_with_a_broken_model_path_says_what_is_wrong(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MNEMO_STORAGE__DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("MNEMO_EMBEDDING__MODEL_PATH", str(tmp_path / "no-such-model"))
+    monkeypatch.setattr("sys.stdin", io.StringIO("hello\n"))
+    assert main(["chat"]) == 1
+    error = capsys.readouterr().err
+    assert "error:" in error and "no-such-model" in error
