@@ -22,7 +22,7 @@ from memory.llm import LanguageModel
 from memory.records import Action, Actor, FactEvent, PendingWrite
 from memory.scope import Scope, ScopeMode
 from memory.store import EventDraft, Store, StoreTransaction, utc_now
-from memory.write.errors import UnusableModelOutput
+from memory.write.errors import UnusableModelOutput, WriteError
 from memory.write.extraction import ProposedFact
 from memory.write.guards import Guard
 from memory.write.history import fact_history
@@ -124,6 +124,8 @@ class MemoryWriter:
 
     async def remember(self, scope: Scope, text: str) -> WriteOutcome:
         """Store what the person asked to be remembered (source ``remembered``)."""
+        if not text.strip():
+            raise WriteError("there is nothing to remember: the text is empty")
         fact = ProposedFact(" ".join(text.split()), REMEMBERED_CATEGORY)
         async with self._lock(scope.owner):
             return await remember(self._parts, MessageInput(scope, text, self._clock()), fact)

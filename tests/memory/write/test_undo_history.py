@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from memory.embedding import FastEmbedEmbedder
 from memory.index import LanceFactIndex
 from memory.llm import LanguageModelUnavailable, ScriptedLanguageModel
 from memory.records import Action, Actor, FactSource, FactStatus
 from memory.store import EventDraft, Store
-from memory.write import MemoryWriter
+from memory.write import MemoryWriter, WriteError
 from tests.memory.write.helpers import (
     ALICE,
     ALICE_OTHER_ROOM,
@@ -239,3 +241,12 @@ async def test_index_rows_for_restored_facts_use_the_current_model(
     await say(writer, ALICE, "I no longer like chess")
     await writer.undo(ALICE)
     assert await index.indexed_models() == {chess.id: embedder.model_name}
+
+
+async def test_remember_refuses_empty_text(
+    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
+) -> None:
+    writer = make_writer(store, index, embedder, ScriptedLanguageModel())
+    with pytest.raises(WriteError, match="nothing to remember"):
+        await writer.remember(ALICE, "   ")
+    assert await all_facts(store, ALICE) == []
