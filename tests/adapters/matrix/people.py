@@ -19,11 +19,13 @@ from nio import (
     LoginResponse,
     MatrixRoom,
     MegolmEvent,
+    MemoryDownloadResponse,
     RoomCreateResponse,
     RoomMessage,
     RoomSendResponse,
     TypingNoticeEvent,
 )
+from nio.crypto import decrypt_attachment
 
 from tests.servers.synapse import RegisteredUser
 
@@ -120,6 +122,17 @@ class Person:
             await self._changed.wait_for(lambda: len(self.messages_from(sender, room_id)) >= count)
         return self.messages_from(sender, room_id)[:count]
 
+    async def wait_for_files(
+        self, sender: str, room_id: str, count: int, seconds: float = WAIT_SECONDS
+    ) -> list[Received]:
+        def files() -> list[Received]:
+            messages = self.messages_from(sender, room_id)
+            return [m for m in messages if m.content.get("msgtype") == "m.file"]
+
+        async with asyncio.timeout(seconds), self._changed:
+            await self._changed.wait_for(lambda: len(files()) >= count)
+        return files()[:count]
+
     async def wait_for_reply(
         self, sender: str, room_id: str, event_id: str, seconds: float = WAIT_SECONDS
     ) -> Received:
@@ -137,6 +150,23 @@ class Person:
         found = answer()
         assert found is not None
         return found
+
+    async def download_file(self, message: Received) -> bytes:
+        """The bytes of an ``m.file`` message, decrypted if it came encrypted."""
+        encrypted_file = message.content.get("file")
+        url = encrypted_file["url"] if encrypted_file else message.content["url"]
+        response = await self.client.download(mxc=url)
+        assert isinstance(response, MemoryDownloadResponse), response
+        if not encrypted_file:
+            data: bytes = response.body
+            return data
+        plain: bytes = decrypt_attachment(
+            response.body,
+            encrypted_file["key"]["k"],
+            encrypted_file["hashes"]["sha256"],
+            encrypted_file["iv"],
+        )
+        return plain
 
     async def create_room(
         self, invite: list[str], *, direct: bool = False, encrypted: bool = False

@@ -7,6 +7,7 @@ writer and recaller) except the LLM's judgement, which is the scripted test doub
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
@@ -74,6 +75,12 @@ async def test_dm_fact_is_used_later_listed_and_forgotten(
 
     listing = await alice.say("!memory list")
     assert "#1 I have a cat named Miso" in listing
+    assert (await alice.say("!memory export")).startswith("Here is everything I hold")
+    [exported] = await alice.person.wait_for_files(bot.adapter.user_id, alice.room_id, 1)
+    assert exported.body.startswith("mnemo-memory-") and exported.body.endswith(".json")
+    assert ("file" in exported.content) is encrypted
+    document = json.loads(await alice.person.download_file(exported))
+    assert [f["text"] for f in document["facts"]] == ["I have a cat named Miso"]
     assert await alice.say("!memory forget 1") == "Forgotten for good: #1."
     assert NOTHING in await alice.say("!memory list")
 
