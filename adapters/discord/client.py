@@ -10,7 +10,11 @@ import discord
 from discord import app_commands
 
 from adapters.discord.access import AccessPolicy
-from adapters.discord.commands import MnemoCommandTree, add_commands
+from adapters.discord.commands import (
+    AUTOCOMPLETE_BUDGET_SECONDS,
+    MnemoCommandTree,
+    add_commands,
+)
 from adapters.discord.errors import (
     DiscordSetupError,
     MessageContentIntentMissing,
@@ -38,7 +42,12 @@ def build_intents() -> discord.Intents:
 
 class MnemoDiscordClient(discord.Client):
     def __init__(
-        self, core: ConversationCore, policy: AccessPolicy, *, guild_ready_timeout: float = 2.0
+        self,
+        core: ConversationCore,
+        policy: AccessPolicy,
+        *,
+        guild_ready_timeout: float = 2.0,
+        autocomplete_budget_seconds: float = AUTOCOMPLETE_BUDGET_SECONDS,
     ) -> None:
         # guild_ready_timeout: how long discord.py waits for servers after READY before
         # on_ready; tests against a local fake gateway shorten it.
@@ -48,7 +57,7 @@ class MnemoDiscordClient(discord.Client):
             guild_ready_timeout=guild_ready_timeout,
         )
         self.tree = MnemoCommandTree(self, policy)
-        add_commands(self.tree, core)
+        add_commands(self.tree, core, autocomplete_budget_seconds=autocomplete_budget_seconds)
         self.handler = MessageHandler(core, policy, self._own_id)
 
     def _own_id(self) -> int | None:

@@ -8,6 +8,7 @@ the LLM, and Discord drops an interaction that is not answered within 3 seconds.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from dataclasses import replace
@@ -25,6 +26,8 @@ from bot.messages import OutgoingMessage
 logger = logging.getLogger(__name__)
 
 MAX_CHOICES = 25
+# Discord drops an autocomplete answer after 3 s; leave room for the trip back.
+AUTOCOMPLETE_BUDGET_SECONDS = 2.5
 MAX_CHOICE_NAME = 100
 FAILURE_TEXT = (
     "Something went wrong on my side and I could not do that. Nothing you told me is lost; "
@@ -55,8 +58,14 @@ def in_discord_terms(text: str) -> str:
 class CommandRunner:
     """Runs one slash command through the core and answers it."""
 
-    def __init__(self, core: ConversationCore) -> None:
+    def __init__(
+        self,
+        core: ConversationCore,
+        *,
+        autocomplete_budget_seconds: float = AUTOCOMPLETE_BUDGET_SECONDS,
+    ) -> None:
         self._core = core
+        self._autocomplete_budget = autocomplete_budget_seconds
 
     async def run(self, interaction: discord.Interaction, text: str, *, ephemeral: bool) -> None:
         await interaction.response.defer(ephemeral=ephemeral, thinking=True)
@@ -77,7 +86,18 @@ class CommandRunner:
         """The caller's own facts in this room; the core applies the scope in its query."""
         message = incoming_from_interaction(interaction, "")
         try:
-            found = await self._core.fact_choices(message, typed)
+            async with asyncio.timeout(self._autocomplete_budget):
+                found = await self._core.fact_choices(message, typed)
+        except TimeoutError:
+            # Autocomplete cannot be deferred: a late answer is dropped by Discord and the
+            # person sees "Loading options failed". No suggestions, in time, is better; the
+            # number can still be typed.
+            logger.warning(
+                "fact autocomplete for %s took over %.1f s; answered with no suggestions",
+                message.user_key,
+                self._autocomplete_budget,
+            )
+            return []
         except Exception:
             logger.exception("fact autocomplete failed for %s", message.user_key)
             return []
@@ -225,7 +245,12 @@ class MnemoCommandTree(app_commands.CommandTree[discord.Client]):
             await interaction.response.send_message(FAILURE_TEXT, ephemeral=True)
 
 
-def add_commands(tree: app_commands.CommandTree[discord.Client], core: ConversationCore) -> None:
-    runner = CommandRunner(core)
+def add_commands(
+    tree: app_commands.CommandTree[discord.Client],
+    core: ConversationCore,
+    *,
+    autocomplete_budget_seconds: float = AUTOCOMPLETE_BUDGET_SECONDS,
+) -> None:
+    runner = CommandRunner(core, autocomplete_budget_seconds=autocomplete_budget_seconds)
     tree.add_command(MemoryCommands(runner))
     tree.add_command(search_command(runner))

@@ -89,10 +89,15 @@ async def connect(client: discord.Client, token: str | None = payloads.TOKEN) ->
 
 @asynccontextmanager
 async def running(
-    core: ConversationCore, policy: AccessPolicy
+    core: ConversationCore, policy: AccessPolicy, *, autocomplete_budget_seconds: float = 2.5
 ) -> AsyncIterator[MnemoDiscordClient]:
     """Mnemo's client logged in and connected to the fake Discord (which must be started)."""
-    connected = MnemoDiscordClient(core, policy, guild_ready_timeout=0.05)
+    connected = MnemoDiscordClient(
+        core,
+        policy,
+        guild_ready_timeout=0.05,
+        autocomplete_budget_seconds=autocomplete_budget_seconds,
+    )
     task = await connect(connected)
     try:
         yield connected

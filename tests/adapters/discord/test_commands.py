@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from typing import Any
 
@@ -265,3 +266,25 @@ def test_usage_hints_name_the_slash_command_form() -> None:
     )
     assert in_discord_terms("Send /memory forget all first.") == "Send /memory forget-all first."
     assert in_discord_terms("Send !memory forget all first.") == "Send !memory forget all first."
+
+
+class SlowChoices(RecordingCore):
+    """Test double: a core whose fact look-up takes longer than Discord waits."""
+
+    async def fact_choices(self, message: IncomingMessage, typed: str) -> list[tuple[int, str]]:
+        await asyncio.sleep(30)
+        return [(1, "too late")]
+
+
+async def test_slow_autocomplete_answers_in_time_with_no_suggestions(
+    fake_discord: FakeDiscord, caplog: pytest.LogCaptureFixture
+) -> None:
+    focused = {"name": "fact", "type": 4, "value": "", "focused": True}
+    payload = command(
+        "memory", [{"name": "forget", "type": 1, "options": [focused]}], autocomplete=True
+    )
+    async with running(SlowChoices(), AccessPolicy(), autocomplete_budget_seconds=0.2):
+        await fake_discord.dispatch("INTERACTION_CREATE", payload)
+        await fake_discord.wait_for(lambda _: len(callbacks(fake_discord, payload)) == 1)
+    assert callbacks(fake_discord, payload)[0].body["data"]["choices"] == []
+    assert "answered with no suggestions" in caplog.text
