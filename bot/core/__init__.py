@@ -2,10 +2,11 @@
 
 from bot.commands.pausing import PauseSwitch
 from bot.commands.ports import FactRecall, MemoryWrites, Recalled
-from bot.core.core import APOLOGY, ConversationCore, CoreSettings
+from bot.core.core import APOLOGY, MEMORY_APOLOGY, ConversationCore, CoreSettings
 
 __all__ = [
     "APOLOGY",
+    "MEMORY_APOLOGY",
     "ConversationCore",
     "CoreSettings",
     "FactRecall",

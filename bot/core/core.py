@@ -36,7 +36,7 @@ from bot.core.reply_prompt import ReplyContext, build_messages
 from bot.core.truncation import truncate
 from bot.messages import IncomingMessage, OutgoingMessage
 from bot.websearch.base import WebSearchAdvisor
-from memory.errors import MemoryLayerError
+from memory.errors import MemoryLayerError, StoreError
 from memory.llm import LanguageModel, LanguageModelError
 from memory.records import ConversationTurn, FactStatus, Role
 from memory.scope import Scope, ScopeMode
@@ -46,6 +46,9 @@ log = logging.getLogger(__name__)
 
 APOLOGY = (
     "Sorry, I can't answer right now: my language model is not available. Please try again later."
+)
+MEMORY_APOLOGY = (
+    "Sorry, my memory is not working right now, so I can't do that. The operator's log says why."
 )
 # Turns are filtered to one person after reading, so read more than will be kept.
 TURN_READ_FACTOR = 4
@@ -109,7 +112,11 @@ class ConversationCore:
                 return []
             return [self._reply(message, self._rate_notice(decision.retry_after_seconds), True)]
         scope = message.scope(self.settings.scope_mode)
-        reply = await self._route(message, scope, cut.text, command)
+        try:
+            reply = await self._route(message, scope, cut.text, command)
+        except MemoryLayerError as error:
+            log.error("memory failed for %s in %s: %s", message.user_key, scope.room, error)
+            reply = CommandReply(MEMORY_APOLOGY, private=False)
         note = cut.note()
         text = reply.text if note is None else f"{reply.text}\n\n{note}"
         return [self._reply(message, text, reply.private, reply)]
@@ -186,12 +193,25 @@ class ConversationCore:
         limit = self.settings.history_turns
         if limit == 0:
             return []
-        async with self._store.transaction() as tx:
-            turns = await tx.turns.recent(room, limit=limit * TURN_READ_FACTOR)
+        try:
+            async with self._store.transaction() as tx:
+                turns = await tx.turns.recent(room, limit=limit * TURN_READ_FACTOR)
+        except StoreError as error:
+            log.error("could not read the turns of %s in %s: %s", user_key, room, error)
+            return []
         own = [turn for turn in turns if turn.author == user_key]
         return own[-limit:]
 
     async def _keep_turns(
+        self, message: IncomingMessage, room: str, text: str, reply: str | None
+    ) -> None:
+        try:
+            await self._store_turns(message, room, text, reply)
+        except StoreError as error:
+            # The answer is already there: losing the turns costs context, not the reply.
+            log.error("could not store the turns of %s in %s: %s", message.user_key, room, error)
+
+    async def _store_turns(
         self, message: IncomingMessage, room: str, text: str, reply: str | None
     ) -> None:
         now = datetime.now(UTC)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
-from bot.core import ConversationCore, CoreSettings
+from bot.core import MEMORY_APOLOGY, ConversationCore, CoreSettings
 from bot.messages import IncomingMessage
 from memory.embedding import Embedder, OllamaEmbedder
 from memory.index import LanceFactIndex
@@ -14,7 +16,7 @@ from memory.llm import ScriptedLanguageModel
 from memory.recall import Recaller, RecallSettings
 from memory.store import Store
 from memory.write.writer import MemoryWriter, WriteSettings
-from tests.bot.core.harness import START
+from tests.bot.core.harness import START, open_harness
 
 
 def closed_port() -> int:
@@ -51,3 +53,38 @@ async def test_recall_failure_answers_without_memories(
     assert "recall failed" in caplog.text and "answering without memories" in caplog.text
     assert "not reachable" in caplog.text
     assert "You do not remember anything about A yet." in llm.calls[0].prompt_text
+
+
+async def drop_table(store: Store, table: str) -> None:
+    """Break one table of the real database, as a damaged or foreign file would be."""
+    async with store.transaction() as tx:
+        await tx.session.execute(text(f"DROP TABLE {table}"))
+
+
+async def test_broken_turn_storage_still_answers(
+    tmp_path: Path, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    bot = await open_harness(tmp_path, embedder)
+    bot.mind.replies.append("Hi Alice!")
+    try:
+        await drop_table(bot.app.store, "messages")
+        assert await bot.say("alice", "hello") == "Hi Alice!"
+    finally:
+        await bot.app.aclose()
+    assert "could not read the turns of matrix:alice" in caplog.text
+    assert "could not store the turns of matrix:alice" in caplog.text
+
+
+async def test_broken_fact_storage_gets_a_short_apology(
+    tmp_path: Path, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    bot = await open_harness(tmp_path, embedder)
+    try:
+        await drop_table(bot.app.store, "fact_events")
+        await drop_table(bot.app.store, "facts")
+        assert await bot.say("alice", "!memory list") == MEMORY_APOLOGY
+        assert await bot.say("alice", "remember that I like figs") == MEMORY_APOLOGY
+    finally:
+        await bot.app.aclose()
+    assert "memory failed for matrix:alice in matrix:dm" in caplog.text
+    assert "no such table: facts" in caplog.text

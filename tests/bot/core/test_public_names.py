@@ -13,6 +13,7 @@ def test_public_names() -> None:
         "ConversationCore",
         "CoreSettings",
         "FactRecall",
+        "MEMORY_APOLOGY",
         "MemoryWrites",
         "PauseSwitch",
         "Recalled",
