@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from contextlib import AsyncExitStack
 
 import discord
 
@@ -69,10 +70,22 @@ class MessageHandler:
     ) -> list[OutgoingMessage]:
         """Ask the core, showing "typing..." in the channel while it (and the LLM) works."""
         try:
-            async with message.channel.typing():
+            async with AsyncExitStack() as typing:
+                await show_typing(typing, message)
                 return await self._core.handle(incoming)
         except Exception:
             # One failed message must not take the event loop's handler down, and the person
             # should hear that it failed rather than wait; the operator gets the traceback.
             logger.exception("the core failed on message %s", message.id)
             return [OutgoingMessage(FAILURE_TEXT, incoming.room_key, reply_to_id=str(message.id))]
+
+
+async def show_typing(stack: AsyncExitStack, message: discord.Message) -> None:
+    """Show "typing..." until ``stack`` closes.
+
+    Best effort: when Discord refuses it (a permission, a hiccup) the answer still comes.
+    """
+    try:
+        await stack.enter_async_context(message.channel.typing())
+    except discord.HTTPException as error:
+        logger.info("cannot show typing in channel %s: %s", message.channel.id, error)

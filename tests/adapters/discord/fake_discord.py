@@ -50,6 +50,7 @@ class FakeDiscord:
         self.requests: list[Recorded] = []
         self.commands: list[dict[str, Any]] = []
         self.dm_forbidden: set[int] = set()
+        self.typing_forbidden: set[int] = set()
         self.ready_guilds: list[dict[str, Any]] = []
         self.identify: dict[str, Any] | None = None
         self._ids = itertools.count(1_300_000_000_000_000_000)
@@ -129,6 +130,8 @@ class FakeDiscord:
         if parts[0] == "applications" and parts[-1] == "commands":
             return self._commands(method, body)
         if parts[0] == "channels" and parts[-1] == "typing":
+            if int(parts[1]) in self.typing_forbidden:
+                return json_response({"message": "Missing Permissions", "code": 50013}, status=403)
             return web.Response(status=204)
         if parts[0] == "channels" and parts[-1] == "messages" and method == "POST":
             return self._message_to(int(parts[1]), body)

@@ -103,6 +103,15 @@ async def test_typing_is_shown_before_the_answer(
     assert paths == [f"/channels/{DM_CHANNEL_ID}/typing", f"/channels/{DM_CHANNEL_ID}/messages"]
 
 
+async def test_an_answer_still_comes_when_typing_cannot_be_shown(
+    client: MnemoDiscordClient, fake_discord: FakeDiscord, core: RecordingCore
+) -> None:
+    fake_discord.typing_forbidden.add(DM_CHANNEL_ID)
+    sent = await say_and_wait(fake_discord, said(ALICE, "hello", DM_CHANNEL_ID), DM_CHANNEL_ID)
+    assert [r.body["content"] for r in sent] == ["echo: hello"]
+    assert len(fake_discord.matching("POST", f"/channels/{DM_CHANNEL_ID}/typing")) == 1
+
+
 async def test_mention_in_a_server_is_answered_without_the_mention(
     client: MnemoDiscordClient, fake_discord: FakeDiscord, core: RecordingCore
 ) -> None:
