@@ -12,6 +12,7 @@ says what to do; password logins say so in the log and start a fresh device.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from dataclasses import dataclass
@@ -82,7 +83,7 @@ def new_client(connection: MatrixConnection, device_id: str | None = None) -> As
 
 def prepare_store(store_path: Path) -> None:
     try:
-        store_path.mkdir(parents=True, exist_ok=True)
+        store_path.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as error:
         raise MatrixLoginError(
             f"matrix.store_path {store_path} cannot be created: {error.strerror}"
@@ -100,16 +101,16 @@ async def server_has_device_keys(client: AsyncClient) -> bool:
 
 async def log_in(connection: MatrixConnection) -> AsyncClient:
     """A logged-in client with its crypto store loaded, on the same device as last time."""
-    prepare_store(connection.store_path)
+    # Small local file work, but still kept off the event loop like every blocking call.
+    await asyncio.to_thread(prepare_store, connection.store_path)
     if isinstance(connection.login, TokenLogin):
         return await _token_login(connection, connection.login)
     return await _password_login(connection, connection.login)
 
 
 async def _token_login(connection: MatrixConnection, login: TokenLogin) -> AsyncClient:
-    store_existed = crypto_store_file(
-        connection.store_path, connection.user_id, login.device_id
-    ).exists()
+    store_file = crypto_store_file(connection.store_path, connection.user_id, login.device_id)
+    store_existed = await asyncio.to_thread(store_file.exists)
     client = new_client(connection, login.device_id)
     client.restore_login(connection.user_id, login.device_id, login.access_token)
     await _check_token(client)
@@ -122,34 +123,36 @@ async def _token_login(connection: MatrixConnection, login: TokenLogin) -> Async
             "or log in again to get a new device (a new matrix.access_token and "
             "matrix.device_id, or matrix.password) and remove the old device in your client."
         )
-    write_session(connection.store_path, SavedSession(connection.user_id, login.device_id, None))
+    session = SavedSession(connection.user_id, login.device_id, None)
+    await asyncio.to_thread(write_session, connection.store_path, session)
     return client
 
 
 async def _check_token(client: AsyncClient) -> None:
+    # Read before asking: matrix-nio overwrites client.user_id with whoami's answer.
+    expected: str = client.user_id
     response = await client.whoami()
     if not isinstance(response, WhoamiResponse):
         await client.close()
         raise MatrixLoginError(
             f"the homeserver refused matrix.access_token for {client.user_id}: {response.message}"
         )
-    if response.user_id != client.user_id:
+    if response.user_id != expected:
         await client.close()
         raise MatrixLoginError(
-            f"matrix.access_token belongs to {response.user_id}, not matrix.user_id "
-            f"{client.user_id}"
+            f"matrix.access_token belongs to {response.user_id}, not matrix.user_id {expected}"
         )
 
 
 async def _password_login(connection: MatrixConnection, login: PasswordLogin) -> AsyncClient:
-    saved = read_session(connection.store_path)
+    saved = await asyncio.to_thread(read_session, connection.store_path)
     if saved is not None and saved.user_id != connection.user_id:
         saved = None
     if saved is not None:
         restored = await _restore_saved(connection, saved)
         if restored is not None:
             return restored
-    elif any(connection.store_path.glob(f"{connection.user_id}_*.db")):
+    elif await asyncio.to_thread(_has_crypto_stores, connection):
         logger.warning(
             "%s is missing from %s but crypto stores are there: logging in as a new device; "
             "remove the old devices of %s in your client",
@@ -160,11 +163,14 @@ async def _password_login(connection: MatrixConnection, login: PasswordLogin) ->
     return await _fresh_password_login(connection, login, None)
 
 
+def _has_crypto_stores(connection: MatrixConnection) -> bool:
+    return any(connection.store_path.glob(f"{connection.user_id}_*.db"))
+
+
 async def _restore_saved(connection: MatrixConnection, saved: SavedSession) -> AsyncClient | None:
     """The saved device, or None when its crypto store is lost and a new device is needed."""
-    store_existed = crypto_store_file(
-        connection.store_path, saved.user_id, saved.device_id
-    ).exists()
+    store_file = crypto_store_file(connection.store_path, saved.user_id, saved.device_id)
+    store_existed = await asyncio.to_thread(store_file.exists)
     if not store_existed:
         logger.error(
             "the crypto store of device %s is missing from %s (lost or moved): encrypted rooms "
@@ -201,9 +207,7 @@ async def _fresh_password_login(
             f"the homeserver refused the password login for {connection.user_id}: "
             f"{response.message}"
         )
-    write_session(
-        connection.store_path,
-        SavedSession(connection.user_id, response.device_id, response.access_token),
-    )
+    session = SavedSession(connection.user_id, response.device_id, response.access_token)
+    await asyncio.to_thread(write_session, connection.store_path, session)
     logger.info("logged in as %s, device %s", connection.user_id, response.device_id)
     return client

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,15 @@ async def test_unknown_token_is_a_login_error(
 ) -> None:
     with pytest.raises(MatrixLoginError, match=r"refused matrix\.access_token"):
         await log_in(connection(synapse, bot_account, tmp_path, TokenLogin("nope", "DEVICE")))
+
+
+async def test_token_of_another_account_is_refused(
+    synapse: SynapseServer, bot_account: RegisteredUser, tmp_path: Path
+) -> None:
+    other = synapse.register(f"other{bot_account.localpart}")
+    device_id, token = await first_login_with_keys(synapse, other, tmp_path / "other")
+
+    with pytest.raises(
+        MatrixLoginError, match=re.escape(f"belongs to {other.user_id}, not matrix.user_id")
+    ):
+        await log_in(connection(synapse, bot_account, tmp_path, TokenLogin(token, device_id)))
