@@ -48,12 +48,22 @@ async def reply_to_message(message: discord.Message, replies: Sequence[OutgoingM
             await _send_as_reply(message, reply)
 
 
+async def reply_in_channel(
+    message: discord.Message, text: str, files: Sequence[discord.File] = ()
+) -> None:
+    """A Discord reply to ``message``; if it was deleted meanwhile, a plain message instead."""
+    reference = message.to_reference(fail_if_not_exists=False)
+    await message.channel.send(
+        text, files=list(files), reference=reference, allowed_mentions=NO_MENTIONS
+    )
+
+
 async def _send_as_reply(message: discord.Message, reply: OutgoingMessage) -> None:
     chunks = pieces(reply)
     for position, chunk in enumerate(chunks):
         files = as_files(reply.attachments) if position == len(chunks) - 1 else []
         if position == 0:
-            await message.reply(chunk, files=files, allowed_mentions=NO_MENTIONS)
+            await reply_in_channel(message, chunk, files)
         else:
             await message.channel.send(chunk, files=files, allowed_mentions=NO_MENTIONS)
 
@@ -71,9 +81,9 @@ async def _send_privately(message: discord.Message, reply: OutgoingMessage) -> N
             await message.author.send(chunk, files=files, allowed_mentions=NO_MENTIONS)
     except discord.Forbidden:
         logger.info("could not DM user %s a private reply", message.author.id)
-        await message.reply(DIRECT_MESSAGES_CLOSED, allowed_mentions=NO_MENTIONS)
+        await reply_in_channel(message, DIRECT_MESSAGES_CLOSED)
         return
-    await message.reply(PRIVATE_IN_PUBLIC_NOTE, allowed_mentions=NO_MENTIONS)
+    await reply_in_channel(message, PRIVATE_IN_PUBLIC_NOTE)
 
 
 async def respond_to_interaction(

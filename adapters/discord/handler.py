@@ -24,6 +24,10 @@ from bot.messages import IncomingMessage, OutgoingMessage
 
 logger = logging.getLogger(__name__)
 
+NEEDED_PERMISSIONS = (
+    "View Channels, Send Messages, Send Messages in Threads, Read Message History and Attach Files"
+)
+
 
 class MessageHandler:
     """What happens to one Discord message; ``bot_id`` reads the logged-in bot's user id."""
@@ -43,7 +47,15 @@ class MessageHandler:
         if incoming is None:
             return
         replies = await self.generate(message, incoming)
-        await reply_to_message(message, replies)
+        try:
+            await reply_to_message(message, replies)
+        except discord.Forbidden as error:
+            logger.error(
+                "cannot answer in channel %s (%s): the bot needs %s there",
+                message.channel.id,
+                error.text,
+                NEEDED_PERMISSIONS,
+            )
 
     def accept(self, message: discord.Message) -> IncomingMessage | None:
         """The message as the core sees it, or None when the bot should stay silent."""

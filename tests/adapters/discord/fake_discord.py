@@ -49,7 +49,8 @@ class FakeDiscord:
         self.refuse_message_content = refuse_message_content
         self.requests: list[Recorded] = []
         self.commands: list[dict[str, Any]] = []
-        self.dm_forbidden: set[int] = set()
+        self.send_forbidden: set[int] = set()
+        self.deleted_messages: set[int] = set()
         self.typing_forbidden: set[int] = set()
         self.ready_guilds: list[dict[str, Any]] = []
         self.identify: dict[str, Any] | None = None
@@ -154,10 +155,18 @@ class FakeDiscord:
         return json_response(self.commands)
 
     def _message_to(self, channel_id: int, body: dict[str, Any]) -> web.Response:
-        if channel_id in self.dm_forbidden:
+        if channel_id in self.send_forbidden:
+            return json_response({"message": "Missing Permissions", "code": 50013}, status=403)
+        reference = body.get("message_reference") or {}
+        if int(reference.get("message_id") or 0) in self.deleted_messages and reference.get(
+            "fail_if_not_exists", True
+        ):
             return json_response(
-                {"message": "Cannot send messages to this user", "code": 50007}, status=403
-            )
+                {"message": "Invalid Form Body", "code": 50035, "errors": {"message_reference": {
+                    "_errors": [{"code": "REPLIES_UNKNOWN_MESSAGE", "message": "Unknown message"}]
+                }}},
+                status=400,
+            )  # fmt: skip
         return json_response(self._message_payload(channel_id, body))
 
     def _open_direct_channel(self, user_id: int) -> web.Response:

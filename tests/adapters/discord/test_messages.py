@@ -6,6 +6,7 @@ import asyncio
 import itertools
 from typing import Any
 
+import pytest
 from discord.utils import time_snowflake
 
 from adapters.discord.access import AccessPolicy
@@ -252,7 +253,7 @@ async def test_private_answer_asked_in_a_server_goes_by_direct_message(
 async def test_private_answer_is_never_posted_publicly_when_direct_messages_are_closed(
     fake_discord: FakeDiscord,
 ) -> None:
-    fake_discord.dm_forbidden.add(ALICE_ID + 1)
+    fake_discord.send_forbidden.add(ALICE_ID + 1)
     core = RecordingCore(
         respond=lambda m: [OutgoingMessage("1. I live in Lyon", m.room_key, private=True)]
     )
@@ -265,6 +266,31 @@ async def test_private_answer_is_never_posted_publicly_when_direct_messages_are_
     assert [r.body["content"] for r in sent_to(fake_discord, CHANNEL_ID)] == [
         DIRECT_MESSAGES_CLOSED
     ]
+
+
+async def test_an_answer_to_a_message_deleted_meanwhile_is_still_sent(
+    client: MnemoDiscordClient, fake_discord: FakeDiscord
+) -> None:
+    payload = said(ALICE, "hello", DM_CHANNEL_ID)
+    fake_discord.deleted_messages.add(int(payload["id"]))
+    sent = await say_and_wait(fake_discord, payload, DM_CHANNEL_ID)
+    assert sent[0].body["content"] == "echo: hello"
+    assert sent[0].body["message_reference"]["fail_if_not_exists"] is False
+
+
+async def test_a_channel_the_bot_cannot_write_in_is_logged_with_the_permissions(
+    client: MnemoDiscordClient,
+    fake_discord: FakeDiscord,
+    core: RecordingCore,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    fake_discord.send_forbidden.add(CHANNEL_ID)
+    await fake_discord.dispatch(
+        "MESSAGE_CREATE", said(ALICE, f"{mention_of(BOT_USER)} hi", mentions=[BOT_USER])
+    )
+    await handled_before_marker(fake_discord, core)
+    assert f"cannot answer in channel {CHANNEL_ID}" in caplog.text
+    assert "Send Messages" in caplog.text
 
 
 async def test_a_failing_core_gets_an_apology_not_silence(fake_discord: FakeDiscord) -> None:
