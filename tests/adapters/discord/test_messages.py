@@ -128,6 +128,14 @@ async def test_mention_in_a_server_is_answered_without_the_mention(
     assert message.scope().room == f"discord:{CHANNEL_ID}"
 
 
+async def test_nickname_form_of_the_mention_is_removed_too(
+    client: MnemoDiscordClient, fake_discord: FakeDiscord, core: RecordingCore
+) -> None:
+    content = f"<@!{BOT_ID}>   how are you?"
+    await say_and_wait(fake_discord, said(ALICE, content, mentions=[BOT_USER]), CHANNEL_ID)
+    assert core.handled[0].text == "how are you?"
+
+
 async def test_mention_of_the_bots_own_role_counts_as_a_mention(
     client: MnemoDiscordClient, fake_discord: FakeDiscord, core: RecordingCore
 ) -> None:
