@@ -24,11 +24,13 @@ from nio import (
     ProfileSetDisplayNameResponse,
     RoomGetEventResponse,
     RoomMessageText,
+    SyncError,
     SyncResponse,
 )
 
 from adapters.matrix.allowlist import AllowList
 from adapters.matrix.delivery import Deliverer
+from adapters.matrix.errors import MatrixLoginError
 from adapters.matrix.normalise import TextEvent, room_id_of, to_incoming
 from adapters.matrix.relations import relations_of
 from adapters.matrix.typing_notice import typing_notice
@@ -71,6 +73,7 @@ class MatrixAdapter:
         self._room_locks: dict[str, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.ready = asyncio.Event()
+        self._fatal: MatrixLoginError | None = None
 
     @property
     def user_id(self) -> str:
@@ -87,12 +90,26 @@ class MatrixAdapter:
         # Registered only now: whatever the first sync delivered was said before start-up.
         self._client.add_event_callback(self._on_text, RoomMessageText)
         self._client.add_event_callback(self._on_undecryptable, MegolmEvent)
+        self._client.add_response_callback(self._on_sync_error, SyncError)
         self.ready.set()
         logger.info("Matrix adapter ready as %s", self.user_id)
         try:
             await self._client.sync_forever(timeout=SYNC_TIMEOUT_MS, since=first.next_batch)
         finally:
             await self._finish_tasks()
+        if self._fatal is not None:
+            raise self._fatal
+
+    async def _on_sync_error(self, response: SyncError) -> None:
+        if response.status_code != "M_UNKNOWN_TOKEN":
+            logger.warning("sync failed, retrying: %s", response)
+            return
+        # Retrying cannot help, and would spin: the session was logged out or the token revoked.
+        self._fatal = MatrixLoginError(
+            f"the homeserver no longer accepts the access token of {self.user_id} (the session "
+            "was logged out or the token revoked): log in again and restart"
+        )
+        self._client.stop_sync_forever()
 
     async def _finish_tasks(self) -> None:
         for task in list(self._tasks):

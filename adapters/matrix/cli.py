@@ -57,6 +57,9 @@ class MatrixCommand:
                 await adapter.run()
             finally:
                 await application.aclose()
+        except MatrixAdapterError as error:
+            errors.print(f"[red]Matrix error:[/red] {error}", markup=True, highlight=False)
+            return 1
         finally:
             await client.close()
         return 0

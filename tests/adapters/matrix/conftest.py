@@ -86,6 +86,8 @@ class RunningBot:
         self.device_id = device_id
 
     async def stop(self) -> None:
+        if self.task.done():
+            return
         self.task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self.task

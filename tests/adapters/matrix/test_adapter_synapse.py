@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
+import httpx
 import pytest
 
 from adapters.matrix.adapter import FAILURE_NOTICE, PRIVATE_NO_DM_NOTICE
+from adapters.matrix.errors import MatrixLoginError
 from tests.adapters.matrix.conftest import RecordingCore, StartBot
 from tests.adapters.matrix.people import Person
+from tests.servers.synapse import SynapseServer
 
 pytestmark = pytest.mark.synapse
 
@@ -252,3 +257,22 @@ async def test_core_failure_gets_a_notice_and_the_bot_keeps_going(
     answers = await alice.wait_for_messages(bot.adapter.user_id, room_id, 2)
 
     assert [answer.body for answer in answers] == [FAILURE_NOTICE, FAILURE_NOTICE]
+
+
+async def test_logged_out_session_stops_the_adapter_with_a_clear_error(
+    start_bot: StartBot, synapse: SynapseServer, tmp_path: Path
+) -> None:
+    bot = await start_bot(RecordingCore())
+    token = json.loads((tmp_path / "bot-store" / "session.json").read_text())["access_token"]
+    # Logged out elsewhere, as from Element's session list: the bot's own client is not told.
+    async with httpx.AsyncClient() as http:
+        response = await http.post(
+            f"{synapse.url}/_matrix/client/v3/logout",
+            headers={"Authorization": f"Bearer {token}"},
+            json={},
+        )
+        response.raise_for_status()
+
+    async with asyncio.timeout(60):
+        with pytest.raises(MatrixLoginError, match="no longer accepts the access token"):
+            await bot.task
