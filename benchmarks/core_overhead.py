@@ -163,9 +163,11 @@ async def run(fact_count: int, messages: int) -> None:
                 application, Scope("console:carol", "console:room"), fact_count, 2 * fact_count
             )
             print(f"filled {3 * fact_count} facts in {time.perf_counter() - started:.1f} s")
+            # Compact the freshly appended fragments, as reconcile does at start-up and on schedule.
+            await application.index.optimize()
             half = messages // 2
             # Warm-up (not reported): first queries load caches in SQLite, LanceDB and ONNX.
-            await measure(application, model, [*STATEMENTS, *QUESTIONS], 0)
+            await measure(application, model, [*STATEMENTS, *QUESTIONS] * 3, 0)
             statements = [STATEMENTS[n % len(STATEMENTS)] for n in range(half)]
             questions = [QUESTIONS[n % len(QUESTIONS)] for n in range(half)]
             report("statement (passive)", await measure(application, model, statements, 10))
