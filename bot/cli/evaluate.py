@@ -105,7 +105,7 @@ class EvaluateCommand:
             "path": str(arguments.path),
             "embedding_model": embedder.model_name,
             "reranker_model": None if reranker is None else config.memory.reranker_model,
-            **run_summary(run),
+            **run_summary(run, modes),
         }
         _print_summary(console, summary)
         if arguments.json is not None:
@@ -125,26 +125,43 @@ def _progress(console: Console) -> Progress:
     )
 
 
-def _metric_columns() -> list[str]:
-    return [f"hit@{k}" for k in CUTOFFS] + [f"recall@{k}" for k in CUTOFFS] + ["mrr"]
+def _numbers(values: Mapping[str, Any], columns: Sequence[str]) -> list[str]:
+    return [f"{float(values[column]):.3f}" for column in columns]
 
 
-def _table(title: str, rows: Mapping[str, Mapping[str, Any]]) -> Table:
-    table = Table(title=title, title_justify="left")
-    table.add_column("")
-    table.add_column("n", justify="right")
-    for column in _metric_columns():
-        table.add_column(column.upper() if column == "mrr" else column, justify="right")
+HITS = [*(f"hit@{k}" for k in CUTOFFS), "mrr"]
+RECALLS = [f"recall@{k}" for k in CUTOFFS]
+
+
+def _overall_table(modes: Mapping[str, Mapping[str, Any]], columns: Sequence[str]) -> Table:
+    table = Table(title_justify="left")
+    for header in ("path", "scope", "n", *columns):
+        table.add_column(header, justify="left" if header in ("path", "scope") else "right")
+    for mode in modes.values():
+        overall = mode["overall"]
+        numbers = _numbers(overall, columns)
+        table.add_row(mode["path"], mode["scope"], str(overall["questions"]), *numbers)
+    return table
+
+
+def _category_table(name: str, mode: Mapping[str, Any]) -> Table:
+    columns = [*HITS[:-1], "recall@5", "mrr"]
+    table = Table(title=name, title_justify="left")
+    for header in ("category", "n", *columns):
+        table.add_column(header, justify="left" if header == "category" else "right")
+    rows = {"all": mode["overall"], **mode["by_category"]}
     for label, numbers in rows.items():
-        values = [f"{float(numbers[column]):.3f}" for column in _metric_columns()]
-        table.add_row(label, str(numbers["questions"]), *values)
+        table.add_row(label, str(numbers["questions"]), *_numbers(numbers, columns))
     return table
 
 
 def _print_summary(console: Console, summary: Mapping[str, Any]) -> None:
     modes: Mapping[str, Mapping[str, Any]] = summary["modes"]
-    console.print(_table("overall", {name: mode["overall"] for name, mode in modes.items()}))
+    console.print("hit@k and MRR (joint: both speakers' facts, as the reference)")
+    console.print(_overall_table(modes, HITS))
+    console.print("recall@k")
+    console.print(_overall_table(modes, RECALLS))
     for name, mode in modes.items():
-        console.print(_table(name, {"all": mode["overall"], **mode["by_category"]}))
+        console.print(_category_table(name, mode))
     for note in summary["notes"]:
         console.print(f"note: {note}", highlight=False)

@@ -44,6 +44,14 @@ class EvalMode:
     speaker_scope: bool
     """Ask as the speaker the question is about, seeing only that speaker's facts."""
 
+    @property
+    def path(self) -> str:
+        return "explicit" if self.lookup else "hybrid" if self.hybrid else "passive"
+
+    @property
+    def scope(self) -> str:
+        return "speaker" if self.speaker_scope else "joint"
+
 
 ALL_MODES: tuple[EvalMode, ...] = tuple(
     EvalMode(f"{path}{' / speaker scope' if scoped else ''}", lookup, hybrid, scoped)

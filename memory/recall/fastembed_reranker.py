@@ -87,7 +87,8 @@ class FastEmbedReranker:
     def _unavailable(self, error: Exception) -> RerankerUnavailable:
         where = self._model_path or "fastembed's download"
         return RerankerUnavailable(
-            f"could not load reranker model {self._model!r} from {where}: {error}. "
+            f"could not load reranker model {self._model!r} from {where}: "
+            f"{str(error).rstrip('.')}. "
             "Without internet access set memory.reranker_model_path to a local ONNX directory."
         )
 
