@@ -47,6 +47,7 @@ log = logging.getLogger(__name__)
 APOLOGY = (
     "Sorry, I can't answer right now: my language model is not available. Please try again later."
 )
+NO_TEXT = "I can only read text, and your message had none."
 MEMORY_APOLOGY = (
     "Sorry, my memory is not working right now, so I can't do that. The operator's log says why."
 )
@@ -111,6 +112,9 @@ class ConversationCore:
             if not decision.notify:
                 return []
             return [self._reply(message, self._rate_notice(decision.retry_after_seconds), True)]
+        if not cut.text.strip():
+            # An image or file alone, or only whitespace: nothing to answer or learn.
+            return [self._reply(message, NO_TEXT, False)]
         scope = message.scope(self.settings.scope_mode)
         try:
             reply = await self._route(message, scope, cut.text, command)

@@ -243,3 +243,9 @@ async def test_the_reply_does_not_wait_for_memory(bot: Harness) -> None:
     await bot.app.core.wait_idle()
     await bot.app.writer.drain()
     assert await facts_of(bot) == ["I run marathons"]
+
+
+async def test_a_message_without_text_gets_a_clear_answer(bot: Harness) -> None:
+    assert await bot.say("alice", "   ") == "I can only read text, and your message had none."
+    assert bot.llm.calls == []
+    assert await bot.send("alice", " ", room="!r:x", mention=False) == []
