@@ -20,6 +20,7 @@ from memory.recall import (
     RerankerError,
     ScriptedReranker,
 )
+from memory.recall.fastembed_reranker import CrossEncoderEngine
 from memory.records import Fact, FactStatus, NewFact
 from memory.scope import Scope, ScopeMode
 from memory.store import Store
@@ -212,15 +213,14 @@ async def test_reranker_that_cannot_load_leaves_cosine_order_and_logs_once(
     embedder: FastEmbedEmbedder,
     alice_facts: list[Fact],
     caplog: pytest.LogCaptureFixture,
-    tmp_path: object,
 ) -> None:
     loads: list[int] = []
 
-    def missing_model() -> FastEmbedReranker:
+    def missing_model() -> CrossEncoderEngine:
         loads.append(1)
         raise OSError("model.onnx not found")
 
-    reranker = FastEmbedReranker(engine_factory=missing_model)  # type: ignore[arg-type]
+    reranker = FastEmbedReranker(engine_factory=missing_model)
     settings = RecallSettings(top_k=4)
     recaller = Recaller(store, index, embedder, settings, reranker=reranker)
     plain = Recaller(store, index, embedder, settings)
