@@ -57,12 +57,14 @@ def test_refused_login_is_reported(
     bot_account: RegisteredUser,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     matrix = {"homeserver": synapse.url, "user_id": bot_account.user_id, "password": "wrong"}
     config = write_config(tmp_path / "mnemo.toml", matrix, tmp_path / "data")
 
     assert main(["--config", str(config), "matrix"]) == 1
     assert "refused the password login" in capsys.readouterr().err
+    assert "matrix.allowed_users is empty: nobody can invite or talk to the bot" in caplog.text
 
 
 @pytest.mark.synapse
