@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from bot.components import build_language_model, build_reranker, open_memory, recall_settings
 from bot.config import Config
 from bot.core import ConversationCore, CoreSettings
+from bot.scheduler import MaintenanceScheduler, build_maintenance_scheduler
 from bot.websearch import SearxngAdvisor, SearxngClient, WebSearchAdvisor
 from memory.embedding import Embedder
 from memory.index import LanceFactIndex
@@ -34,19 +35,24 @@ class Application:
     index: LanceFactIndex
     embedder: Embedder
     llm: LanguageModel
+    scheduler: MaintenanceScheduler
     web_search: WebSearchAdvisor | None = None
     reranker: Reranker | None = None
     # Parts the caller passed in: the caller owns them and closes them.
     borrowed: tuple[object, ...] = ()
 
     async def start(self) -> None:
-        """Pick up memory writes left queued by an earlier run (crash, LLM outage)."""
+        """Pick up memory writes left queued by an earlier run (crash, LLM outage), then
+        start the maintenance jobs (consolidation, reconcile, queue retry, purge)."""
         completed = await self.writer.process_due()
         if completed:
             log.info("processed %d memory writes queued by an earlier run", completed)
+        await self.scheduler.start()
 
     async def aclose(self) -> None:
-        """Finish background work first (it needs the store), then close the parts."""
+        """Stop the jobs and finish background work first (they need the store), then
+        close the parts."""
+        await self.scheduler.shutdown()
         await self.core.wait_idle()
         await self.writer.aclose()
         for part in (self.web_search, self.reranker, self.llm, self.embedder):
@@ -127,8 +133,12 @@ async def build_application(
         llm=llm,
         web_search=web_search,
     )
+    scheduler = build_maintenance_scheduler(
+        config, memory.store, memory.index, memory.embedder, llm, writer
+    )
     return Application(
         config=config,
+        scheduler=scheduler,
         core=core,
         writer=writer,
         recaller=recaller,

@@ -124,11 +124,19 @@ class MaintenanceScheduler:
         log.info("scheduled job %s: %s", name, summary)
         return summary
 
+    @property
+    def running(self) -> bool:
+        return bool(self._scheduler.running)
+
     async def shutdown(self) -> None:
+        """Stop scheduling, then wait for a job still running: it uses the store."""
         if self._scheduler.running:
             self._scheduler.shutdown(wait=False)
             # APScheduler shuts down through call_soon; let it happen before returning.
             await asyncio.sleep(0)
+        for lock in self._locks.values():
+            async with lock:
+                pass
 
 
 def consolidation_settings(config: Config) -> ConsolidationSettings:
