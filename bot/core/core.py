@@ -38,7 +38,7 @@ from bot.messages import IncomingMessage, OutgoingMessage
 from bot.websearch.base import WebSearchAdvisor
 from memory.errors import MemoryLayerError, StoreError
 from memory.llm import LanguageModel, LanguageModelError
-from memory.records import ConversationTurn, FactStatus, Role
+from memory.records import ConversationTurn, Role
 from memory.scope import Scope, ScopeMode
 from memory.store import Store
 
@@ -251,11 +251,10 @@ class ConversationCore:
     async def fact_choices(self, message: IncomingMessage, typed: str) -> list[tuple[int, str]]:
         """The caller's active facts here whose number or text contains ``typed``."""
         scope = message.scope(self.settings.scope_mode)
+        needle = typed.strip().lstrip("#")
         async with self._store.transaction() as tx:
-            facts = await tx.facts.list_in_scope(scope, statuses=(FactStatus.ACTIVE,))
-        needle = typed.strip().lstrip("#").lower()
-        matching = [f for f in facts if needle in str(f.id) or needle in f.text.lower()]
-        return [(f.id, f"#{f.id} {f.text}"[:CHOICE_LABEL_CHARS]) for f in matching[:CHOICE_LIMIT]]
+            facts = await tx.facts.matching(scope, needle, limit=CHOICE_LIMIT)
+        return [(f.id, f"#{f.id} {f.text}"[:CHOICE_LABEL_CHARS]) for f in facts]
 
     # -- replies ---------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import ColumnElement, and_, delete, func, or_, select, update
+from sqlalchemy import ColumnElement, String, and_, cast, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.records import (
@@ -141,6 +141,26 @@ class FactRepository:
             .where(visible_in(scope), FactRow.status.in_([s.value for s in statuses]))
             .order_by(FactRow.id)
             .offset(offset)
+            .limit(limit)
+        )
+        return [to_fact(row) for row in (await self.session.scalars(query)).all()]
+
+    async def matching(self, scope: Scope, needle: str, *, limit: int) -> list[Fact]:
+        """Active facts in ``scope`` whose number or text contains ``needle`` (any case).
+
+        For autocomplete: filtered and limited in SQL, so it stays fast on a large scope.
+        """
+        query = (
+            select(FactRow)
+            .where(
+                visible_in(scope),
+                FactRow.status == FactStatus.ACTIVE.value,
+                or_(
+                    cast(FactRow.id, String).contains(needle, autoescape=True),
+                    FactRow.text.icontains(needle, autoescape=True),
+                ),
+            )
+            .order_by(FactRow.id)
             .limit(limit)
         )
         return [to_fact(row) for row in (await self.session.scalars(query)).all()]

@@ -263,3 +263,23 @@ async def test_hostile_ids_see_only_their_own_facts(
             continue  # the hostile id happens to be alice herself
         assert [fact.id for fact in visible] == [own.id]
     await store.aclose()
+
+
+async def test_matching_filters_in_sql_by_number_or_text_within_scope(store: Store) -> None:
+    async with store.transaction() as transaction:
+        chess = await transaction.facts.add(ALICE_R1, NewFact("I like Chess"))
+        await transaction.facts.add(ALICE_R1, NewFact("I work 50% remote"))
+        await transaction.facts.add(BOB_R1, NewFact("I like chess too"))
+        retired = await transaction.facts.add(ALICE_R1, NewFact("I liked chess as a kid"))
+        await transaction.facts.set_status(ALICE_R1, retired.id, FactStatus.DELETED)
+    async with store.transaction() as transaction:
+        facts = transaction.facts
+        assert [f.id for f in await facts.matching(ALICE_R1, "chess", limit=25)] == [chess.id]
+        assert [f.id for f in await facts.matching(ALICE_R1, str(chess.id), limit=25)] == [chess.id]
+        # LIKE wildcards typed by a person are literal characters.
+        assert [f.text for f in await facts.matching(ALICE_R1, "%", limit=25)] == [
+            "I work 50% remote"
+        ]
+        assert [f.text for f in await facts.matching(ALICE_R1, "_", limit=25)] == []
+        assert len(await facts.matching(ALICE_R1, "", limit=1)) == 1
+        assert await facts.matching(ALICE_R2, "chess", limit=25) == []
