@@ -1,13 +1,18 @@
-"""The language-model port: one chat completion, optionally constrained to a JSON schema.
+"""The language-model port: one chat completion, optionally constrained to a JSON schema,
+and, for models that support it, a completion that may call tools.
 
 The caller validates structured replies against its own pydantic model: the port returns the
 raw text, so that broken JSON is the caller's guard to handle, not something hidden here.
+Tool calls come back as they were made (name and arguments); validating the arguments is the
+caller's job too. A tool result goes back to the model as a ``tool`` message that names the
+call it answers.
 
 Errors::
 
     LanguageModelError
      ├── LanguageModelUnavailable   server unreachable or timing out (retry later)
      ├── ModelNotFound              the model is not pulled / not served (operator must fix)
+     ├── ToolsNotSupported          the model or server cannot take tools (use another way)
      └── LanguageModelResponseError the server answered with an error
 """
 
@@ -15,17 +20,56 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from memory.errors import MemoryLayerError
 
-Role = Literal["system", "user", "assistant"]
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool offered to the model; ``parameters_schema`` is a JSON schema of an object."""
+
+    name: str
+    description: str
+    parameters_schema: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A call the model made. ``id`` is the server's id for it, when the server gives one."""
+
+    name: str
+    arguments: dict[str, Any]
+    id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ChatMessage:
+    """One message. An assistant message may carry the ``tool_calls`` it made; a ``tool``
+    message carries, in ``tool_call``, the call whose result its content is."""
+
     role: Role
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call: ToolCall | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantTurn:
+    """The model's answer when tools were offered: text, tool calls, or both."""
+
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+
+    def as_message(self) -> ChatMessage:
+        return ChatMessage("assistant", self.text, tool_calls=self.tool_calls)
+
+
+def tool_result(call: ToolCall, content: str) -> ChatMessage:
+    """The message that gives ``content`` back to the model as the result of ``call``."""
+    return ChatMessage("tool", content, tool_call=call)
 
 
 class LanguageModelError(MemoryLayerError):
@@ -38,6 +82,10 @@ class LanguageModelUnavailable(LanguageModelError):
 
 class ModelNotFound(LanguageModelError):
     """The server runs, but does not have the configured model."""
+
+
+class ToolsNotSupported(LanguageModelError):
+    """The model (or the server as started) refuses requests that offer tools."""
 
 
 class LanguageModelResponseError(LanguageModelError):
@@ -59,3 +107,18 @@ class LanguageModel(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class ToolCallingModel(LanguageModel, Protocol):
+    """A language model whose backend can offer tools (the model may still refuse them)."""
+
+    async def complete_with_tools(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec],
+        *,
+        temperature: float | None = None,
+    ) -> AssistantTurn:
+        """The assistant's turn; raises :class:`ToolsNotSupported` if tools are refused."""
+        ...

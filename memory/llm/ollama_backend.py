@@ -1,6 +1,8 @@
 """Chat completions from an Ollama server through ``ollama.AsyncClient``.
 
 Structured calls pass the JSON schema as ``format=`` (Ollama constrains decoding to it).
+Tool calls pass ``tools=``; Ollama answers HTTP 400 "... does not support tools" for a model
+whose template has no tool support, which becomes :class:`ToolsNotSupported`.
 Connection failures (refused, dropped) are retried a few times with a short pause, because a
 local Ollama that is just starting or reloading a model refuses briefly; a timeout is not
 retried, since the caller would wait twice as long for the same overloaded server. Errors are
@@ -17,10 +19,14 @@ import httpx
 import ollama
 
 from memory.llm.base import (
+    AssistantTurn,
     ChatMessage,
     LanguageModelResponseError,
     LanguageModelUnavailable,
     ModelNotFound,
+    ToolCall,
+    ToolsNotSupported,
+    ToolSpec,
 )
 
 # What ``ollama.AsyncClient`` lets through when the connection fails or breaks mid-request.
@@ -32,8 +38,29 @@ CONNECTION_ERRORS = (
 )
 
 
-def chat_messages(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
-    return [{"role": message.role, "content": message.content} for message in messages]
+def chat_message(message: ChatMessage) -> dict[str, Any]:
+    body: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        body["tool_calls"] = [
+            {"function": {"name": call.name, "arguments": call.arguments}}
+            for call in message.tool_calls
+        ]
+    if message.tool_call is not None:
+        body["tool_name"] = message.tool_call.name
+    return body
+
+
+def chat_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+    return [chat_message(message) for message in messages]
+
+
+def tool_definition(tool: ToolSpec) -> dict[str, Any]:
+    function = {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": dict(tool.parameters_schema),
+    }
+    return {"type": "function", "function": function}
 
 
 def missing_model_error(model: str, host: str, error: ollama.ResponseError) -> ModelNotFound:
@@ -74,14 +101,37 @@ class OllamaLanguageModel:
         json_schema: Mapping[str, Any] | None = None,
         temperature: float | None = None,
     ) -> str:
-        options = None if temperature is None else {"temperature": temperature}
         schema = None if json_schema is None else dict(json_schema)
+        response = await self._chat(messages, temperature, format=schema)
+        return reply_text(response)
+
+    async def complete_with_tools(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec],
+        *,
+        temperature: float | None = None,
+    ) -> AssistantTurn:
+        definitions = [tool_definition(tool) for tool in tools]
+        response = await self._chat(messages, temperature, tools=definitions)
+        return assistant_turn(response)
+
+    async def _chat(
+        self,
+        messages: Sequence[ChatMessage],
+        temperature: float | None,
+        *,
+        format: dict[str, Any] | None = None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> Any:
+        options = None if temperature is None else {"temperature": temperature}
         for attempt in range(1, self._attempts + 1):
             try:
-                response = await self._client.chat(
+                return await self._client.chat(
                     model=self._model,
                     messages=chat_messages(messages),
-                    format=schema,
+                    tools=tools,
+                    format=format,
                     options=options,
                     stream=False,
                 )
@@ -92,21 +142,26 @@ class OllamaLanguageModel:
                         f"(is `ollama serve` running? check llm.base_url): {error}"
                     ) from error
                 await asyncio.sleep(self._pause * attempt)
-                continue
             except httpx.TimeoutException as error:
                 raise LanguageModelUnavailable(
                     f"Ollama at {self._host} did not answer within {self._timeout:g} s "
                     f"(raise llm.timeout_seconds or use a smaller model): {error!r}"
                 ) from error
             except ollama.ResponseError as error:
-                if error.status_code == 404:
-                    raise missing_model_error(self._model, self._host, error) from error
-                raise LanguageModelResponseError(
-                    f"Ollama at {self._host} answered with an error "
-                    f"(status {error.status_code}): {error.error}"
-                ) from error
-            return reply_text(response)
+                raise self._translate(error) from error
         raise AssertionError("unreachable: the loop returns or raises")
+
+    def _translate(self, error: ollama.ResponseError) -> Exception:
+        if error.status_code == 404:
+            return missing_model_error(self._model, self._host, error)
+        if error.status_code == 400 and "does not support tools" in str(error.error):
+            return ToolsNotSupported(
+                f"the Ollama model {self._model!r} does not support tools: {error.error}"
+            )
+        return LanguageModelResponseError(
+            f"Ollama at {self._host} answered with an error "
+            f"(status {error.status_code}): {error.error}"
+        )
 
     async def aclose(self) -> None:
         client = getattr(self._client, "_client", None)
@@ -119,3 +174,19 @@ def reply_text(response: Any) -> str:
     if not isinstance(content, str):
         raise LanguageModelResponseError(f"Ollama's answer has no message text: {response!r:.200}")
     return content
+
+
+def tool_calls_of(message: Any) -> tuple[ToolCall, ...]:
+    calls = getattr(message, "tool_calls", None) or ()
+    return tuple(
+        ToolCall(str(call.function.name), dict(call.function.arguments or {})) for call in calls
+    )
+
+
+def assistant_turn(response: Any) -> AssistantTurn:
+    message = getattr(response, "message", None)
+    calls = tool_calls_of(message)
+    content = getattr(message, "content", None)
+    if calls:
+        return AssistantTurn(content if isinstance(content, str) else "", calls)
+    return AssistantTurn(reply_text(response))

@@ -2,25 +2,66 @@
 
 ``base_url`` is the API root that ``/chat/completions`` hangs off, usually ending in ``/v1``
 (``http://127.0.0.1:8080/v1``). Structured calls send the JSON schema as
-``response_format={"type": "json_schema", ...}``. HTTP and protocol errors are translated
-into the port's errors here, with the original kept as the cause.
+``response_format={"type": "json_schema", ...}``. Tool calls send ``tools`` and read
+``choices[0].message.tool_calls`` (arguments arrive as a JSON string). Servers refuse tools
+in their own words (Ollama: 400 "... does not support tools"; vLLM without
+``--enable-auto-tool-choice``: 400; llama.cpp without ``--jinja``: 500 "tools param requires
+--jinja flag"); those become :class:`ToolsNotSupported`. HTTP and protocol errors are
+translated into the port's errors here, with the original kept as the cause.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import httpx
 
 from memory.llm.base import (
+    AssistantTurn,
     ChatMessage,
     LanguageModelResponseError,
     LanguageModelUnavailable,
     ModelNotFound,
+    ToolCall,
+    ToolsNotSupported,
+    ToolSpec,
 )
 
+log = logging.getLogger(__name__)
+
 SCHEMA_NAME = "response"
+# Words in a refusal that is about tools, not about a malformed request.
+TOOL_REFUSALS = ("not support", "unsupported", "jinja", "enable-auto-tool-choice")
+
+
+def call_id(call: ToolCall) -> str:
+    return call.id or call.name
+
+
+def tool_call_body(call: ToolCall) -> dict[str, Any]:
+    function = {"name": call.name, "arguments": json.dumps(call.arguments)}
+    return {"id": call_id(call), "type": "function", "function": function}
+
+
+def message_body(message: ChatMessage) -> dict[str, Any]:
+    body: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        body["tool_calls"] = [tool_call_body(call) for call in message.tool_calls]
+    if message.tool_call is not None:
+        body["tool_call_id"] = call_id(message.tool_call)
+    return body
+
+
+def tool_definition(tool: ToolSpec) -> dict[str, Any]:
+    function = {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": dict(tool.parameters_schema),
+    }
+    return {"type": "function", "function": function}
 
 
 def request_body(
@@ -28,10 +69,11 @@ def request_body(
     messages: Sequence[ChatMessage],
     json_schema: Mapping[str, Any] | None,
     temperature: float | None,
+    tools: Sequence[ToolSpec] = (),
 ) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": model,
-        "messages": [{"role": m.role, "content": m.content} for m in messages],
+        "messages": [message_body(m) for m in messages],
         "stream": False,
     }
     if temperature is not None:
@@ -41,6 +83,8 @@ def request_body(
             "type": "json_schema",
             "json_schema": {"name": SCHEMA_NAME, "schema": dict(json_schema)},
         }
+    if tools:
+        body["tools"] = [tool_definition(tool) for tool in tools]
     return body
 
 
@@ -65,16 +109,66 @@ def looks_like_missing_model(response: httpx.Response, detail: str) -> bool:
     return "model" in detail.lower()
 
 
-def reply_text(payload: Any) -> str:
+def refuses_tools(response: httpx.Response, detail: str) -> bool:
+    if response.status_code not in (400, 422, 500, 501):
+        return False
+    lowered = detail.lower()
+    return "tool" in lowered and any(words in lowered for words in TOOL_REFUSALS)
+
+
+def answer_message(payload: Any) -> Any:
     try:
-        content = payload["choices"][0]["message"]["content"]
+        message = payload["choices"][0]["message"]
     except (KeyError, IndexError, TypeError) as error:
         raise LanguageModelResponseError(
-            f"the server's answer has no choices[0].message.content: {str(payload)[:200]}"
+            f"the server's answer has no choices[0].message: {str(payload)[:200]}"
         ) from error
+    if not isinstance(message, dict):
+        raise LanguageModelResponseError(f"choices[0].message is not an object: {message!r:.200}")
+    return message
+
+
+def reply_text(payload: Any) -> str:
+    content = answer_message(payload).get("content")
     if not isinstance(content, str):
         raise LanguageModelResponseError("the server's answer content is not text")
     return content
+
+
+def parse_arguments(name: str, raw: Any) -> dict[str, Any]:
+    """The call's arguments as an object; ``{}`` (and a log line) when they are not one."""
+    try:
+        arguments = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        arguments = None
+    if isinstance(arguments, dict):
+        return arguments
+    log.warning(
+        "the model's call of tool %r has arguments that are not an object: %.300r", name, raw
+    )
+    return {}
+
+
+def tool_call(number: int, item: Any) -> ToolCall:
+    try:
+        function = item["function"]
+        name = str(function["name"])
+    except (KeyError, TypeError) as error:
+        raise LanguageModelResponseError(
+            f"a tool call without a function name: {item!r:.200}"
+        ) from error
+    arguments = parse_arguments(name, function.get("arguments"))
+    return ToolCall(name, arguments, str(item.get("id") or f"call_{number}"))
+
+
+def assistant_turn(payload: Any) -> AssistantTurn:
+    message = answer_message(payload)
+    items = message.get("tool_calls") or []
+    if not items:
+        return AssistantTurn(reply_text(payload))
+    content = message.get("content")
+    calls = tuple(tool_call(number, item) for number, item in enumerate(items))
+    return AssistantTurn(content if isinstance(content, str) else "", calls)
 
 
 class OpenAILanguageModel:
@@ -105,8 +199,21 @@ class OpenAILanguageModel:
         json_schema: Mapping[str, Any] | None = None,
         temperature: float | None = None,
     ) -> str:
-        url = f"{self._base_url}/chat/completions"
         body = request_body(self._model, messages, json_schema, temperature)
+        return reply_text(await self._post(body))
+
+    async def complete_with_tools(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec],
+        *,
+        temperature: float | None = None,
+    ) -> AssistantTurn:
+        body = request_body(self._model, messages, None, temperature, tools)
+        return assistant_turn(await self._post(body))
+
+    async def _post(self, body: dict[str, Any]) -> Any:
+        url = f"{self._base_url}/chat/completions"
         try:
             response = await self._client.post(url, json=body)
         except httpx.TimeoutException as error:
@@ -119,17 +226,22 @@ class OpenAILanguageModel:
                 f"the OpenAI-compatible server at {self._base_url} is not reachable "
                 f"(start it or fix llm.base_url): {error!r}"
             ) from error
-        return self._read(response)
+        return self._read(response, offered_tools="tools" in body)
 
-    def _read(self, response: httpx.Response) -> str:
+    def _read(self, response: httpx.Response, *, offered_tools: bool) -> Any:
         if response.is_success:
             try:
-                return reply_text(response.json())
+                return response.json()
             except ValueError as error:
                 raise LanguageModelResponseError(
                     f"the server at {self._base_url} did not answer with JSON"
                 ) from error
         detail = error_detail(response)
+        if offered_tools and refuses_tools(response, detail):
+            raise ToolsNotSupported(
+                f"the server at {self._base_url} refuses tools for model {self._model!r} "
+                f"(HTTP {response.status_code}): {detail}"
+            )
         if looks_like_missing_model(response, detail):
             raise ModelNotFound(
                 f"the server at {self._base_url} does not serve model {self._model!r} "

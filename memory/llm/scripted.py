@@ -1,8 +1,11 @@
 """A scripted language model (test double for an LLM's judgement).
 
-It returns, in order, exactly the texts it was given, including the mistakes a real model
-makes (wrong target, hallucinated id, broken JSON), or raises the errors it was given. A
-callable step computes its answer from the messages. Every call is recorded for assertions.
+It returns, in order, exactly the answers it was given, including the mistakes a real model
+makes (wrong target, hallucinated id, broken JSON, a tool call with bad arguments), or raises
+the errors it was given. A callable step computes its answer from the messages. A step is
+text or an :class:`AssistantTurn` (text and tool calls, for calls that offer tools). With
+``supports_tools=False`` it refuses tools as a model without tool support does. Every call
+is recorded, with the tools it offered, for assertions.
 """
 
 from __future__ import annotations
@@ -11,15 +14,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.llm.base import ChatMessage
+from memory.llm.base import AssistantTurn, ChatMessage, ToolsNotSupported, ToolSpec
 
-Step = str | BaseException | Callable[[Sequence[ChatMessage]], str]
+Answer = str | AssistantTurn
+Step = Answer | BaseException | Callable[[Sequence[ChatMessage]], Answer]
 
 
 @dataclass(frozen=True, slots=True)
 class RecordedCall:
     messages: tuple[ChatMessage, ...]
     json_schema: Mapping[str, Any] | None
+    tools: tuple[ToolSpec, ...] = ()
 
     @property
     def prompt_text(self) -> str:
@@ -32,6 +37,7 @@ class ScriptedLanguageModel:
     steps: list[Step] = field(default_factory=list)
     fallback: Step | None = None
     name: str = "scripted"
+    supports_tools: bool = True
     calls: list[RecordedCall] = field(default_factory=list)
 
     @property
@@ -49,6 +55,29 @@ class ScriptedLanguageModel:
         temperature: float | None = None,
     ) -> str:
         self.calls.append(RecordedCall(tuple(messages), json_schema))
+        answer = self._answer(messages)
+        if isinstance(answer, str):
+            return answer
+        if answer.tool_calls:
+            raise AssertionError(
+                f"call {len(self.calls)} offered no tools, but was scripted a call"
+            )
+        return answer.text
+
+    async def complete_with_tools(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec],
+        *,
+        temperature: float | None = None,
+    ) -> AssistantTurn:
+        self.calls.append(RecordedCall(tuple(messages), None, tuple(tools)))
+        if not self.supports_tools:
+            raise ToolsNotSupported(f"{self.name} does not support tools")
+        answer = self._answer(messages)
+        return AssistantTurn(answer) if isinstance(answer, str) else answer
+
+    def _answer(self, messages: Sequence[ChatMessage]) -> Answer:
         if self.steps:
             step = self.steps.pop(0)
         elif self.fallback is not None:

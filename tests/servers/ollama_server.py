@@ -9,7 +9,10 @@ A real HTTP server (stdlib ``ThreadingHTTPServer`` in a thread). It answers like
 
 A scripted reply is a string, a callable computing one from the request body, ``DROP``
 (close the connection without answering, as a crashing server does), ``Slow(seconds, text)``
-(answer late, for timeouts) or ``Failure(status, message)``. Every request body is recorded.
+(answer late, for timeouts), ``Failure(status, message)`` or ``ToolCalls(...)`` (an assistant
+message with ``tool_calls``, as Ollama sends them). A request offering ``tools`` for a model
+in ``models_without_tools`` gets Ollama's 400 "... does not support tools". Every request
+body is recorded.
 """
 
 from __future__ import annotations
@@ -36,23 +39,36 @@ class Failure:
     message: str
 
 
+@dataclass(frozen=True)
+class ToolCalls:
+    """An assistant message that calls tools: (name, arguments) pairs, and optional text.
+
+    Arguments are sent as given: an object for Ollama; an OpenAI-compatible server sends a
+    string as it is (a model's broken JSON) and an object encoded as JSON.
+    """
+
+    calls: tuple[tuple[str, dict[str, Any] | str], ...]
+    text: str = ""
+
+
 class Drop:
     """Close the connection without an answer."""
 
 
 DROP = Drop()
 
-Reply = str | Callable[[dict[str, Any]], str] | Slow | Failure | Drop
+Reply = str | Callable[[dict[str, Any]], str] | Slow | Failure | Drop | ToolCalls
 
 
 def prompt_of(body: dict[str, Any]) -> str:
     """All message contents of a recorded request, joined."""
-    return "\n".join(str(message["content"]) for message in body["messages"])
+    return "\n".join(str(message.get("content", "")) for message in body["messages"])
 
 
 @dataclass
 class OllamaServer:
     models: tuple[str, ...] = ("llama3.1:8b",)
+    models_without_tools: tuple[str, ...] = ()
     replies: list[Reply] = field(default_factory=list)
     fallback: Reply | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -96,13 +112,24 @@ class OllamaServer:
             if body.get("model") not in self.models:
                 name = body.get("model")
                 return Failure(404, f'model "{name}" not found, try pulling it first')
+            if body.get("tools") and body.get("model") in self.models_without_tools:
+                name = body.get("model")
+                return Failure(400, f"registry.ollama.ai/library/{name} does not support tools")
             return self.replies.pop(0) if self.replies else self.fallback
 
-    def chat_chunk(self, body: dict[str, Any], text: str, *, done: bool) -> dict[str, Any]:
+    def chat_chunk(
+        self, body: dict[str, Any], text: str, *, done: bool, calls: ToolCalls | None = None
+    ) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        if calls is not None:
+            message["tool_calls"] = [
+                {"function": {"name": name, "arguments": arguments}}
+                for name, arguments in calls.calls
+            ]
         chunk: dict[str, Any] = {
             "model": body.get("model"),
             "created_at": "2026-11-29T12:00:00Z",
-            "message": {"role": "assistant", "content": text},
+            "message": message,
             "done": done,
         }
         if done:
@@ -133,6 +160,8 @@ class OllamaServer:
                     self.connection.close()
                 elif isinstance(reply, Failure):
                     self._send(reply.status, {"error": reply.message})
+                elif isinstance(reply, ToolCalls):
+                    self._send(200, owner.chat_chunk(body, reply.text, done=True, calls=reply))
                 else:
                     if isinstance(reply, Slow):
                         time.sleep(reply.seconds)

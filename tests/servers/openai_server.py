@@ -4,8 +4,10 @@ A real HTTP server (stdlib ``ThreadingHTTPServer`` in a thread, so it also serve
 subprocess while the test blocks). It answers ``POST /v1/chat/completions`` like vLLM or
 llama.cpp do: 404 with ``"The model ... does not exist"`` for an unknown model, 401 without the
 expected API key (also on ``GET /v1/models``, which lists the one model), and otherwise the
-next scripted reply (a string, or a callable computing one from the request body). Every
-request body is recorded for assertions.
+next scripted reply (a string, a callable computing one from the request body, or
+``ToolCalls``: a message with ``tool_calls``, arguments as a JSON string). With
+``tools_refusal=(status, message)`` a request offering ``tools`` gets that error, as servers
+without tool support answer. Every request body is recorded for assertions.
 """
 
 from __future__ import annotations
@@ -18,12 +20,29 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-Reply = str | Callable[[dict[str, Any]], str]
+from tests.servers.ollama_server import ToolCalls
+
+Reply = str | Callable[[dict[str, Any]], str] | ToolCalls
 
 
 def prompt_of(body: dict[str, Any]) -> str:
     """All message contents of a recorded request, joined."""
-    return "\n".join(str(message["content"]) for message in body["messages"])
+    return "\n".join(str(message.get("content", "")) for message in body["messages"])
+
+
+def tool_calls_message(reply: ToolCalls) -> dict[str, Any]:
+    calls = [
+        {
+            "id": f"call_{number}",
+            "type": "function",
+            "function": {
+                "name": name,
+                "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+            },
+        }
+        for number, (name, arguments) in enumerate(reply.calls)
+    ]
+    return {"role": "assistant", "content": reply.text or None, "tool_calls": calls}
 
 
 @dataclass
@@ -32,6 +51,7 @@ class OpenAICompatibleServer:
     replies: list[Reply] = field(default_factory=list)
     fallback: Reply | None = None
     api_key: str | None = None
+    tools_refusal: tuple[int, str] | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -72,21 +92,23 @@ class OpenAICompatibleServer:
             if body.get("model") != self.model:
                 message = f"The model `{body.get('model')}` does not exist."
                 return 404, {"error": {"message": message, "type": "NotFoundError"}}
+            if body.get("tools") and self.tools_refusal is not None:
+                status, message = self.tools_refusal
+                return status, {"error": {"message": message, "type": "BadRequestError"}}
             reply = self.replies.pop(0) if self.replies else self.fallback
         if reply is None:
             return 500, {"error": {"message": "test server has no scripted reply left"}}
+        if isinstance(reply, ToolCalls):
+            return 200, self.completion(tool_calls_message(reply), "tool_calls")
         text = reply(body) if callable(reply) else reply
-        return 200, {
+        return 200, self.completion({"role": "assistant", "content": text}, "stop")
+
+    def completion(self, message: dict[str, Any], finish_reason: str) -> dict[str, Any]:
+        return {
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
             "model": self.model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
-                }
-            ],
+            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
         }
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
