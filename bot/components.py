@@ -52,14 +52,21 @@ def recall_settings(settings: MemorySettings) -> RecallSettings:
     )
 
 
-def build_reranker(memory: MemorySettings, embedding: EmbeddingSettings) -> Reranker | None:
-    """The configured cross-encoder (loaded lazily on first lookup), or None if turned off."""
+def build_reranker(
+    memory: MemorySettings, embedding: EmbeddingSettings, *, load_wait: float | None = 10.0
+) -> Reranker | None:
+    """The configured cross-encoder (loaded lazily on first lookup), or None if turned off.
+
+    A reply waits at most ``load_wait`` seconds for the first load (a download, or fastembed's
+    ~40 s of retries offline) and is answered in cosine order meanwhile.
+    """
     if not memory.reranker_model:
         return None
     return FastEmbedReranker(
         memory.reranker_model,
         model_path=memory.reranker_model_path,
         cache_dir=embedding.cache_dir,
+        load_wait=load_wait,
     )
 
 

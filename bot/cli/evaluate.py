@@ -77,7 +77,10 @@ class EvaluateCommand:
         modes = selected_modes(arguments.modes, arguments.scope)
         embedder = build_embedder(config.embedding)
         reranker = (
-            None if arguments.no_reranker else build_reranker(config.memory, config.embedding)
+            None
+            if arguments.no_reranker
+            # The eval waits for the reranker's load however long: its numbers depend on it.
+            else build_reranker(config.memory, config.embedding, load_wait=None)
         )
         questions = sum(len(conversation.questions) for conversation in conversations)
         console.print(

@@ -3,6 +3,11 @@
 The model is loaded on first use, in a worker thread, because most replies never need it
 and loading it costs seconds (and a download on first run). A failed load is remembered:
 the next call raises at once instead of retrying a download on every question.
+
+With ``load_wait`` set, a call waits at most that long for the load; the load goes on in the
+background and the call raises :class:`RerankerError` ("still loading"), so the recaller
+answers in cosine order instead of holding a reply for fastembed's ~40 s of download
+retries on a machine without internet.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ class CrossEncoderEngine(Protocol):
 class FastEmbedReranker:
     """``model`` is a fastembed cross-encoder name (``Xenova/ms-marco-MiniLM-L-6-v2``,
     Apache-2.0, English). ``model_path`` is a local directory for machines without a model
-    hub; ``local_files_only`` forbids a download. ``engine_factory`` replaces fastembed
+    hub; ``local_files_only`` forbids a download. ``load_wait`` bounds how long a call waits
+    for the first load (None: as long as it takes). ``engine_factory`` replaces fastembed
     (tests inject a scripted engine to check the call without model weights).
     """
 
@@ -39,6 +45,7 @@ class FastEmbedReranker:
         local_files_only: bool = False,
         threads: int | None = None,
         batch_size: int = 64,
+        load_wait: float | None = None,
         engine_factory: Callable[[], CrossEncoderEngine] | None = None,
     ) -> None:
         self._model = model
@@ -48,9 +55,10 @@ class FastEmbedReranker:
         self._threads = threads
         self._batch_size = batch_size
         self._engine_factory = engine_factory or self._create
+        self._load_wait = load_wait
         self._engine: CrossEncoderEngine | None = None
         self._load_error: RerankerUnavailable | None = None
-        self._load_lock = asyncio.Lock()
+        self._load_task: asyncio.Future[CrossEncoderEngine] | None = None
 
     @property
     def model_name(self) -> str:
@@ -59,7 +67,7 @@ class FastEmbedReranker:
     async def rank(self, query: str, passages: Sequence[str]) -> list[float]:
         if not passages:
             return []
-        engine = await self._loaded()
+        engine = await self._loaded(wait_seconds=self._load_wait)
         try:
             scores = await asyncio.to_thread(
                 lambda: list(engine.rerank(query, list(passages), batch_size=self._batch_size))
@@ -72,17 +80,29 @@ class FastEmbedReranker:
             )
         return [float(score) for score in scores]
 
-    async def _loaded(self) -> CrossEncoderEngine:
-        async with self._load_lock:
-            if self._load_error is not None:
-                raise self._load_error
-            if self._engine is None:
-                try:
-                    self._engine = await asyncio.to_thread(self._engine_factory)
-                except Exception as error:
-                    self._load_error = self._unavailable(error)
-                    raise self._load_error from error
-        return self._engine
+    async def load(self) -> None:
+        """Load the model now and wait for it, however long it takes (doctor, eval)."""
+        await self._loaded(wait_seconds=None)
+
+    async def _loaded(self, *, wait_seconds: float | None) -> CrossEncoderEngine:
+        if self._load_error is not None:
+            raise self._load_error
+        if self._engine is not None:
+            return self._engine
+        if self._load_task is None:
+            self._load_task = asyncio.ensure_future(asyncio.to_thread(self._engine_factory))
+        try:
+            # shield: a call that stops waiting leaves the load running for the next one.
+            engine = await asyncio.wait_for(asyncio.shield(self._load_task), timeout=wait_seconds)
+        except TimeoutError as error:
+            raise RerankerError(
+                f"reranker {self._model} is still loading; this lookup uses cosine order"
+            ) from error
+        except Exception as error:
+            self._load_error = self._unavailable(error)
+            raise self._load_error from error
+        self._engine = engine
+        return engine
 
     def _unavailable(self, error: Exception) -> RerankerUnavailable:
         where = self._model_path or "fastembed's download"
@@ -107,4 +127,8 @@ class FastEmbedReranker:
         return engine
 
     async def aclose(self) -> None:
+        # A load still running in its thread cannot be stopped; it is only abandoned.
+        if self._load_task is not None and not self._load_task.done():
+            self._load_task.cancel()
+        self._load_task = None
         self._engine = None

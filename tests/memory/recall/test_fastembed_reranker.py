@@ -6,6 +6,7 @@ scripted engine (test double); the real fastembed loading and its failure run fo
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -78,3 +79,42 @@ async def test_unknown_model_name_is_unavailable() -> None:
     reranker = FastEmbedReranker("nobody/no-such-cross-encoder", local_files_only=True)
     with pytest.raises(RerankerUnavailable, match="not supported"):
         await reranker.rank("q", ["a"])
+
+
+class SlowLoad:
+    """An engine factory that takes a while, as a download does (runs in a worker thread)."""
+
+    def __init__(self, seconds: float, fails: bool = False) -> None:
+        self.seconds = seconds
+        self.fails = fails
+        self.calls = 0
+
+    def __call__(self) -> ScriptedEngine:
+        self.calls += 1
+        time.sleep(self.seconds)
+        if self.fails:
+            raise ValueError("Could not load model from any source.")
+        return ScriptedEngine()
+
+
+async def test_a_slow_first_load_does_not_hold_the_call() -> None:
+    factory = SlowLoad(0.5)
+    reranker = FastEmbedReranker(load_wait=0.01, engine_factory=factory)
+    with pytest.raises(RerankerError, match="still loading") as raised:
+        await reranker.rank("tea", ["tea"])
+    assert not isinstance(raised.value, RerankerUnavailable)
+    await reranker.load()
+    assert await reranker.rank("tea", ["tea", "milk"]) == [1.0, 0.0]
+    assert factory.calls == 1
+
+
+async def test_a_slow_failing_load_becomes_unavailable() -> None:
+    factory = SlowLoad(0.2, fails=True)
+    reranker = FastEmbedReranker(load_wait=0.01, engine_factory=factory)
+    with pytest.raises(RerankerError, match="still loading"):
+        await reranker.rank("tea", ["tea"])
+    with pytest.raises(RerankerUnavailable, match="from any source"):
+        await reranker.load()
+    with pytest.raises(RerankerUnavailable):
+        await reranker.rank("tea", ["tea"])
+    assert factory.calls == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -316,3 +317,30 @@ def test_settings_reject_nonsense() -> None:
         RecallSettings(top_k=0)
     with pytest.raises(ValueError, match="cosine"):
         RecallSettings(lookup_min_similarity=1.5)
+
+
+async def test_lookups_use_cosine_order_until_the_reranker_has_loaded(
+    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder, alice_facts: list[Fact]
+) -> None:
+    release = threading.Event()
+
+    def load_when_released() -> CrossEncoderEngine:
+        release.wait(timeout=10)
+        return PrefersCars()
+
+    reranker = FastEmbedReranker(load_wait=0.01, engine_factory=load_when_released)
+    recaller = Recaller(store, index, embedder, RecallSettings(top_k=2), reranker=reranker)
+    first = await recaller.lookup(ALICE, "What is my sister's name?")
+    assert first[0].fact.text == "My sister is called Anna"
+    release.set()
+    await reranker.load()
+    second = await recaller.lookup(ALICE, "What is my sister's name?")
+    assert second[0].fact.text == "I drive a blue Toyota Corolla"
+    assert recaller.reranking
+
+
+class PrefersCars:
+    """A scripted cross-encoder engine (test double): anything about a car wins."""
+
+    def rerank(self, query: str, documents: list[str], batch_size: int = 64) -> list[float]:
+        return [10.0 if "Toyota" in document else 0.0 for document in documents]
