@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,6 +48,8 @@ class LanceFactIndex:
         self._table = table
         self.path = path
         self._has_full_text_index = False
+        # Two first hybrid queries at once must not both build the full-text index.
+        self._full_text_lock = asyncio.Lock()
 
     @classmethod
     async def open(cls, path: Path | str, *, dimension: int) -> LanceFactIndex:
@@ -166,14 +169,15 @@ class LanceFactIndex:
     async def _ensure_full_text_index(self) -> None:
         # Built on first use: only hybrid recall needs it. Rows added later are searched
         # unindexed until optimize() folds them in.
-        if self._has_full_text_index:
-            return
-        indexed_columns = {
-            column for config in await self._table.list_indices() for column in config.columns
-        }
-        if "text" not in indexed_columns:
-            await self._table.create_index("text", config=lancedb.index.FTS())
-        self._has_full_text_index = True
+        async with self._full_text_lock:
+            if self._has_full_text_index:
+                return
+            indexed_columns = {
+                column for config in await self._table.list_indices() for column in config.columns
+            }
+            if "text" not in indexed_columns:
+                await self._table.create_index("text", config=lancedb.index.FTS())
+            self._has_full_text_index = True
 
     async def indexed_models(self) -> dict[int, str]:
         rows = await self._table.query().select(["fact_id", "model"]).to_arrow()

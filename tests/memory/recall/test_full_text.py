@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 import pytest
 
@@ -98,3 +100,13 @@ async def test_in_memory_double_scores_shared_words_in_scope() -> None:
     )
     hits = await double.full_text_search(ALICE, "Chess, anyone?", limit=5)
     assert [(hit.fact_id, hit.similarity) for hit in hits] == [(1, 1.0)]
+
+
+async def test_concurrent_first_queries_build_one_index(index: LanceFactIndex) -> None:
+    await index.upsert([_row(1, ALICE, "chess on Sundays"), _row(2, ALICE, "tea")])
+    results = await asyncio.gather(
+        *(index.full_text_search(ALICE, "chess", limit=5) for _ in range(4))
+    )
+    assert all([hit.fact_id for hit in hits] == [1] for hits in results)
+    full_text = [i for i in await index._table.list_indices() if "text" in i.columns]
+    assert len(full_text) == 1
