@@ -1,6 +1,6 @@
 """The read path: passive recall, explicit lookup with a reranker, optional hybrid search."""
 
-from memory.recall.classifier import wants_lookup
+from memory.recall.classifier import wants_lookup, wants_overview
 from memory.recall.errors import RerankerError, RerankerUnavailable
 from memory.recall.fastembed_reranker import DEFAULT_RERANKER_MODEL, FastEmbedReranker
 from memory.recall.full_text import FullTextIndex
@@ -23,4 +23,5 @@ __all__ = [
     "ScriptedReranker",
     "reciprocal_rank_fusion",
     "wants_lookup",
+    "wants_overview",
 ]

@@ -42,6 +42,26 @@ _SMALL_TALK = re.compile(
 )
 
 
+# Requests for everything about the speaker: no query to rank by, so similarity would drop
+# every fact ("what do you know about me?" scores below 0.1 against "I live in Lyon").
+_OVERVIEW_REQUESTS = re.compile(
+    r"\b("
+    r"(what|everything|anything)\b.{0,20}\b(you|u)\b.{0,15}\b(know|remember|recall)"
+    r"\b.{0,10}\b(about|of) (me|myself)\b"
+    r"|what have i (told|said to) you"
+    r"|(list|show)( me)? (everything|all|what) you (know|remember)"
+    r"|was weißt du (alles )?über mich|woran erinnerst du dich über mich"
+    r"|qu'est-ce que tu sais (de|sur) moi|que sais-tu (de|sur) moi"
+    r"|qué sabes (de|sobre) mí|cosa sai di me"
+    r")"
+)
+
+
+def wants_overview(text: str) -> bool:
+    """True for "what do you know about me?" and other requests for all of one's facts."""
+    return bool(_OVERVIEW_REQUESTS.search(_normalise(text)))
+
+
 def _question_words() -> frozenset[str]:
     return frozenset(word for line in _QUESTION_OPENERS for word in line.split())
 

@@ -3,6 +3,7 @@
 - ``passive``: every reply. Embed the message, the ``top_k`` nearest facts of the scope.
 - ``lookup``: questions, ``/memory search``, "what do you remember about ...". A wide pool
   with a loose cosine cutoff, reranked by a cross-encoder; cosine order if it cannot load.
+- ``overview``: "what do you know about me?" has nothing to rank by; the newest facts.
 - ``hybrid`` (an option): full-text and vector ranks fused, for either path.
 
 The scope is in both queries: the index search and the SQLite read that turns ids into
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 from memory.embedding.base import Embedder, Vectors
 from memory.errors import VectorIndexError
 from memory.index.base import VectorIndex
-from memory.recall.classifier import wants_lookup
+from memory.recall.classifier import wants_lookup, wants_overview
 from memory.recall.errors import RerankerError, RerankerUnavailable
 from memory.recall.full_text import FullTextIndex
 from memory.recall.fusion import reciprocal_rank_fusion
@@ -82,8 +83,19 @@ class Recaller:
         reranked = await self._rerank(query, pool)
         return reranked[: self.settings.top_k]
 
+    async def overview(self, scope: Scope) -> list[RecalledFact]:
+        """The newest ``overview_limit`` active facts of ``scope``, newest first (score 1)."""
+        async with self._store.transaction() as transaction:
+            facts = await transaction.facts.list_in_scope(
+                scope, limit=self.settings.overview_limit, newest_first=True
+            )
+        return [RecalledFact(fact, 1.0) for fact in facts]
+
     async def for_message(self, scope: Scope, text: str) -> list[RecalledFact]:
-        """Lookup for questions and recall requests, passive recall for everything else."""
+        """Everything for "what do you know about me?", lookup for other questions and
+        recall requests, passive recall for everything else."""
+        if wants_overview(text):
+            return await self.overview(scope)
         if wants_lookup(text):
             return await self.lookup(scope, text)
         return await self.passive(scope, text)

@@ -26,6 +26,7 @@ class RecallSettings:
 
     ``lookup_min_similarity`` is the loose cosine cutoff of that pool (passive recall has no
     cutoff: narrowing is done by scope). ``hybrid`` fuses full-text and vector ranks.
+    ``overview_limit`` caps the newest facts given for "what do you know about me?".
     """
 
     top_k: int = 6
@@ -33,9 +34,10 @@ class RecallSettings:
     lookup_min_similarity: float = 0.1
     hybrid: bool = False
     fusion_k: int = 60
+    overview_limit: int = 30
 
     def __post_init__(self) -> None:
-        if self.top_k < 1 or self.lookup_pool < 1:
-            raise ValueError("top_k and lookup_pool must be at least 1")
+        if self.top_k < 1 or self.lookup_pool < 1 or self.overview_limit < 1:
+            raise ValueError("top_k, lookup_pool and overview_limit must be at least 1")
         if not -1.0 <= self.lookup_min_similarity <= 1.0:
             raise ValueError("lookup_min_similarity must be a cosine in [-1, 1]")

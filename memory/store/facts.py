@@ -135,11 +135,12 @@ class FactRepository:
         statuses: Sequence[FactStatus] = (FactStatus.ACTIVE,),
         limit: int | None = None,
         offset: int = 0,
+        newest_first: bool = False,
     ) -> list[Fact]:
         query = (
             select(FactRow)
             .where(visible_in(scope), FactRow.status.in_([s.value for s in statuses]))
-            .order_by(FactRow.id)
+            .order_by(FactRow.id.desc() if newest_first else FactRow.id)
             .offset(offset)
             .limit(limit)
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.recall import wants_lookup
+from memory.recall import wants_lookup, wants_overview
 
 
 @pytest.mark.parametrize(
@@ -52,3 +52,33 @@ def test_questions_and_recall_requests_take_lookup(text: str) -> None:
 )
 def test_statements_and_small_talk_take_the_passive_path(text: str) -> None:
     assert not wants_lookup(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What do you know about me?",
+        "what do you remember about me",
+        "Tell me everything you remember about me.",
+        "What have I told you so far?",
+        "show me what you know",
+        "Was weißt du über mich?",
+        "Qu'est-ce que tu sais de moi ?",
+        "¿Qué sabes de mí?",
+    ],
+)
+def test_requests_for_everything_about_me_take_the_overview(text: str) -> None:
+    assert wants_overview(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What do you know about Paris?",
+        "Do you remember my sister's name?",
+        "I know you remember me",
+        "Tell me about the weather",
+    ],
+)
+def test_specific_questions_are_not_overviews(text: str) -> None:
+    assert not wants_overview(text)

@@ -21,6 +21,7 @@ def test_recall_names() -> None:
         "ScriptedReranker",
         "reciprocal_rank_fusion",
         "wants_lookup",
+        "wants_overview",
     ]
 
 

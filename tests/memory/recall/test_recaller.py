@@ -344,3 +344,16 @@ class PrefersCars:
 
     def rerank(self, query: str, documents: list[str], batch_size: int = 64) -> list[float]:
         return [10.0 if "Toyota" in document else 0.0 for document in documents]
+
+
+async def test_what_do_you_know_about_me_gives_the_newest_facts_of_the_scope(
+    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder, alice_facts: list[Fact]
+) -> None:
+    await _remember(store, index, embedder, BOB, ["My sister is called Berta"])
+    await _remember(store, index, embedder, ALICE_ELSEWHERE, ["I collect stamps"])
+    settings = RecallSettings(top_k=3, overview_limit=5)
+    recaller = Recaller(store, index, embedder, settings)
+    # Similarity has nothing to rank by: lookup gives top_k facts that happen to score best.
+    assert len(await recaller.lookup(ALICE, "What do you know about me?")) == 3
+    recalled = await recaller.for_message(ALICE, "What do you know about me?")
+    assert _texts(recalled) == list(reversed(ALICE_FACTS))[:5]
