@@ -32,7 +32,8 @@ from bot.commands.remember import describe_remembered
 from bot.core.addressing import CommandText, is_for_bot, parse_command
 from bot.core.background import BackgroundTasks
 from bot.core.rate_limit import RateLimiter
-from bot.core.reply_prompt import ReplyContext, build_messages
+from bot.core.reply_prompt import ReplyContext
+from bot.core.replying import Replier
 from bot.core.truncation import truncate
 from bot.messages import IncomingMessage, OutgoingMessage
 from bot.websearch.base import WebSearchAdvisor
@@ -84,8 +85,8 @@ class ConversationCore:
         self._store = store
         self._writer = writer
         self._recaller = recaller
-        self._llm = llm
         self._web_search = web_search
+        self._replier = Replier(llm, web_search, temperature=settings.temperature)
         self.pause = PauseSwitch(store)
         self._rate_limiter = RateLimiter(settings.rate_limit_per_minute, clock=clock)
         services = CommandServices(
@@ -152,17 +153,10 @@ class ConversationCore:
     async def answer(
         self, message: IncomingMessage, scope: Scope, text: str, *, forced_query: str | None
     ) -> str:
-        """Recall, build the prompt, ask the LLM, and keep both turns; an apology on failure."""
+        """Recall, build the prompt, ask the LLM (searching the web if it is set up and
+        needed), and keep both turns; an apology on failure."""
         facts = await self._recall(scope, text)
         turns = await self._recent_turns(scope.room, message.user_key)
-        notice: str | None = None
-        web_section = ""
-        if self._web_search is not None:
-            web = await self._web_search.context_for(
-                text, turns, message.time.date(), forced_query=forced_query
-            )
-            if web is not None:
-                web_section, notice = web.prompt_section, web.notice
         context = ReplyContext(
             bot_name=self.settings.bot_name,
             person_name=message.display_name,
@@ -170,19 +164,16 @@ class ConversationCore:
             facts=facts,
             turns=turns,
             message=text,
-            web_section=web_section,
             is_direct=message.is_direct,
         )
         try:
-            reply = await self._llm.complete(
-                build_messages(context), temperature=self.settings.temperature
-            )
+            reply = await self._replier.reply(context, forced_query=forced_query)
         except LanguageModelError as error:
             log.error("could not answer %s in %s: %s", message.user_key, scope.room, error)
             await self._keep_turns(message, scope.room, text, None)
             return APOLOGY
-        await self._keep_turns(message, scope.room, text, reply)
-        return reply if notice is None else f"{reply}\n\n{notice}"
+        await self._keep_turns(message, scope.room, text, reply.text)
+        return reply.text if reply.notice is None else f"{reply.text}\n\n{reply.notice}"
 
     async def _recall(self, scope: Scope, text: str) -> list[str]:
         try:

@@ -1,8 +1,10 @@
 """The prompt of a chat reply: system prompt, recalled facts, recent turns, the message.
 
 Recalled facts go into the system prompt as a labelled list, never as fake dialogue turns,
-so the model cannot mistake a memory for something just said. The reply is free text, so
-there is no response model; the caller sends the messages as they are.
+so the model cannot mistake a memory for something just said. When the reply call offers
+the ``web_search`` tool, the system prompt says when to use it and how to write its queries.
+The reply is free text, so there is no response model; the caller sends the messages as
+they are.
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
+from bot.websearch.tool import tool_guide
 from memory.llm import ChatMessage
 from memory.records import ConversationTurn, Role
 
-PROMPT_VERSION = "reply-v1"
+PROMPT_VERSION = "reply-v2"
 
 FACTS_HEADING = "What you remember about {name} (from earlier conversations):"
 NO_FACTS = "You do not remember anything about {name} yet."
@@ -36,6 +39,7 @@ class ReplyContext:
     message: str
     web_section: str = ""
     is_direct: bool = True
+    web_tool: bool = False
 
 
 def system_prompt(context: ReplyContext) -> str:
@@ -50,6 +54,8 @@ def system_prompt(context: ReplyContext) -> str:
         "",
         *fact_lines(context.person_name, context.facts),
     ]
+    if context.web_tool:
+        lines += ["", tool_guide(context.today)]
     if context.web_section:
         lines += ["", WEB_HEADING, context.web_section]
     return "\n".join(lines)

@@ -1,11 +1,12 @@
 """Web search through a self-hosted SearXNG.
 
-The core depends on the :class:`WebSearchAdvisor` port only; the composition root builds a
-:class:`SearxngAdvisor` from a language model and a :class:`SearxngClient`.
+The core depends on the :class:`WebSearchAdvisor` port and the ``web_search`` tool
+(:mod:`bot.websearch.tool`) only; the composition root builds a :class:`SearxngAdvisor` from
+a language model and a :class:`SearxngClient`.
 """
 
 from bot.websearch.advisor import SearxngAdvisor
-from bot.websearch.base import WebContext, WebSearchAdvisor
+from bot.websearch.base import SearchPlan, WebContext, WebSearchAdvisor
 from bot.websearch.errors import (
     JsonFormatDisabled,
     SearchResponseError,
@@ -21,6 +22,7 @@ __all__ = [
     "Infobox",
     "JsonFormatDisabled",
     "SearchEngine",
+    "SearchPlan",
     "SearchResponseError",
     "SearchResult",
     "SearchResults",

@@ -1,8 +1,11 @@
 """The real web search advisor: an LLM decides and writes the queries, SearXNG answers.
 
-Per message it costs one small JSON call to the language model (none for a forced
-``/search``, and none for a plain statement that the cheap gate rules out), then one
-SearXNG request per query, run concurrently. A failure never stops the answer: the person
+For a model that takes tools, the core offers the ``web_search`` tool instead and only asks
+the advisor to :meth:`SearxngAdvisor.search` the model's queries. For a forced ``/search``
+and for models without tool support, :meth:`SearxngAdvisor.context_for` costs one small JSON
+call to the language model per message (none for a forced ``/search``, and none for a plain
+statement that the cheap gate rules out). Either way, one SearXNG request per query, run
+concurrently. A failure never stops the answer: the person
 gets a short notice, the operator a log line that says what to fix.
 """
 
@@ -11,12 +14,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import date
 
 from pydantic import ValidationError
 
-from bot.websearch.base import WebContext
+from bot.websearch.base import SearchPlan, WebContext
 from bot.websearch.decision_prompt import (
     PROMPT_VERSION,
     SearchDecision,
@@ -26,7 +28,7 @@ from bot.websearch.decision_prompt import (
 from bot.websearch.errors import JsonFormatDisabled, SearchUnavailable, WebSearchError
 from bot.websearch.formatting import format_section
 from bot.websearch.gate import may_need_search
-from bot.websearch.results import SearchEngine, SearchResults, TimeRange
+from bot.websearch.results import SearchEngine, SearchResults
 from memory.llm import LanguageModel, LanguageModelError
 from memory.records import ConversationTurn
 
@@ -39,12 +41,6 @@ NOTHING_TO_SEARCH_NOTICE = "There was nothing to search for: write the words aft
 def nothing_found_notice(queries: Sequence[str]) -> str:
     quoted = ", ".join(f"“{query}”" for query in queries)
     return f"I searched the web for {quoted} but found nothing."
-
-
-@dataclass(frozen=True, slots=True)
-class SearchPlan:
-    queries: tuple[str, ...]
-    time_range: TimeRange | None = None
 
 
 class SearxngAdvisor:
@@ -87,8 +83,10 @@ class SearxngAdvisor:
             plan = await self.decide(text, turns, today)
         if plan is None:
             return None
-        searches = await self.run(plan)
-        return self.context(plan, searches, today)
+        return await self.search(plan, today)
+
+    async def search(self, plan: SearchPlan, today: date) -> WebContext:
+        return self.context(plan, await self.run(plan), today)
 
     async def decide(
         self, text: str, turns: Sequence[ConversationTurn], today: date

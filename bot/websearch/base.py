@@ -1,8 +1,12 @@
 """The seam between the conversation core and web search.
 
-The core asks the advisor for web context before it answers; the advisor decides whether to
-search (always for a forced ``/search``), writes follow-up-aware queries, runs them and
-formats the results for the prompt. Web content never reaches the memory write path.
+Two ways in. With a model that takes tools, the core offers the ``web_search`` tool in its
+reply call and, when the model calls it, asks the advisor to :meth:`~WebSearchAdvisor.search`
+the queries the model wrote. With a forced ``/search``, or a model without tool support, the
+core asks for :meth:`~WebSearchAdvisor.context_for` a message before it answers: the advisor
+decides whether to search (always for a forced ``/search``, else one JSON decision call),
+writes follow-up-aware queries, runs them and formats the results for the prompt. Web
+content never reaches the memory write path.
 """
 
 from __future__ import annotations
@@ -12,7 +16,16 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Protocol
 
+from bot.websearch.results import TimeRange
 from memory.records import ConversationTurn
+
+
+@dataclass(frozen=True, slots=True)
+class SearchPlan:
+    """The queries to run (already cleaned: stripped, distinct, at most three)."""
+
+    queries: tuple[str, ...]
+    time_range: TimeRange | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +51,10 @@ class WebSearchAdvisor(Protocol):
         forced_query: str | None = None,
     ) -> WebContext | None:
         """Web context for answering ``text``, or ``None`` when no search is needed."""
+        ...
+
+    async def search(self, plan: SearchPlan, today: date) -> WebContext:
+        """Run ``plan`` (queries the model wrote in a tool call) and format the results."""
         ...
 
     async def aclose(self) -> None: ...

@@ -95,8 +95,13 @@ def build_messages(text: str, turns: Sequence[ConversationTurn], today: date) ->
 
 def clean_queries(decision: SearchDecision) -> tuple[str, ...]:
     """Stripped, de-duplicated, non-empty queries, at most :data:`MAX_QUERIES`."""
+    return clean_query_list(decision.queries)
+
+
+def clean_query_list(queries: Sequence[str]) -> tuple[str, ...]:
+    """Stripped, de-duplicated, non-empty queries, at most :data:`MAX_QUERIES`."""
     seen: dict[str, str] = {}
-    for query in decision.queries:
+    for query in queries:
         cleaned = " ".join(query.split())[:200]
         if cleaned and cleaned.casefold() not in seen:
             seen[cleaned.casefold()] = cleaned

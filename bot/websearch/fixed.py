@@ -1,7 +1,8 @@
 """A fixed web search advisor: the test double of the :class:`WebSearchAdvisor` port.
 
 It returns the context it was given (or ``None``) and records every call, so the
-conversation core can be tested without an LLM decision or a SearXNG server.
+conversation core can be tested without an LLM decision or a SearXNG server. A tool-call
+search (:meth:`FixedWebSearchAdvisor.search`) gets the same context, or an empty one.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
-from bot.websearch.base import WebContext
+from bot.websearch.base import SearchPlan, WebContext
 from memory.records import ConversationTurn
 
 
@@ -26,6 +27,7 @@ class AdvisorCall:
 class FixedWebSearchAdvisor:
     context: WebContext | None = None
     calls: list[AdvisorCall] = field(default_factory=list)
+    searches: list[SearchPlan] = field(default_factory=list)
 
     async def context_for(
         self,
@@ -37,6 +39,10 @@ class FixedWebSearchAdvisor:
     ) -> WebContext | None:
         self.calls.append(AdvisorCall(text, tuple(turns), today, forced_query))
         return self.context
+
+    async def search(self, plan: SearchPlan, today: date) -> WebContext:
+        self.searches.append(plan)
+        return self.context or WebContext(plan.queries, "")
 
     async def aclose(self) -> None:
         return None

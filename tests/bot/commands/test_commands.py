@@ -94,7 +94,8 @@ async def test_forced_search_puts_results_in_the_prompt(tmp_path: Path, embedder
             notice="(searched the web for: weather Paris)",
         )
     )
-    bot = await open_harness(tmp_path, embedder, web_search=advisor)
+    # A model without tools: every ordinary message asks the advisor for web context.
+    bot = await open_harness(tmp_path, embedder, web_search=advisor, supports_tools=False)
     bot.mind.replies.append("It will be 14 degrees [1].")
     try:
         replies = await bot.send("alice", "!search weather in Paris", room="!r:x", mention=False)

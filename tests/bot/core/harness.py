@@ -20,7 +20,7 @@ from bot.config import Config
 from bot.messages import IncomingMessage, OutgoingMessage
 from bot.websearch import WebSearchAdvisor
 from memory.embedding import Embedder
-from memory.llm import ChatMessage, RecordedCall, ScriptedLanguageModel
+from memory.llm import AssistantTurn, ChatMessage, RecordedCall, ScriptedLanguageModel
 from memory.recall import FastEmbedReranker
 from memory.write.prompts import decision, extraction
 
@@ -48,6 +48,10 @@ class ScriptedMind:
         if system == decision.SYSTEM_PROMPT:
             return self.decisions.pop(0)
         return self.replies.pop(0) if self.replies else "OK."
+
+    def answer(self, messages: Sequence[ChatMessage]) -> str | AssistantTurn:
+        """What the scripted model answers; subclasses may answer with tool calls."""
+        return self(messages)
 
 
 def fact(text: str, category: str = "other") -> dict[str, Any]:
@@ -126,9 +130,11 @@ async def open_harness(
     config: Config | None = None,
     mind: ScriptedMind | None = None,
     web_search: WebSearchAdvisor | None = None,
+    supports_tools: bool = True,
 ) -> Harness:
+    """``supports_tools=False`` makes the model refuse tools, as a model without them does."""
     mind = mind or ScriptedMind()
-    llm = ScriptedLanguageModel(fallback=mind)
+    llm = ScriptedLanguageModel(fallback=mind.answer, supports_tools=supports_tools)
     # Offline there is no cross-encoder: the real reranker fails to load and recall falls
     # back to cosine order, exactly as on a machine without the model hub.
     reranker = FastEmbedReranker(cache_dir=tmp_path / "no-models", local_files_only=True)

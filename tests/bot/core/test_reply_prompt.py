@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, date, datetime
 
 from bot.core.reply_prompt import PROMPT_VERSION, ReplyContext, build_messages
@@ -47,3 +48,12 @@ def test_no_facts_and_web_section() -> None:
     assert "You do not remember anything about Bob yet." in system
     assert "group chat room" in system
     assert "cite the URLs" in system and "https://example.org" in system
+
+
+def test_the_web_tool_guide_is_there_only_when_the_tool_is_offered() -> None:
+    context = ReplyContext("Mnemo", "Alice", date(2026, 11, 29), [], [], "and tomorrow?")
+    plain = build_messages(context)[0].content
+    offered = build_messages(replace(context, web_tool=True))[0].content
+    assert "web_search" not in plain
+    assert "You can search the web with the web_search tool." in offered
+    assert '"and tomorrow?" needs "Paris weather forecast 2026-11-30"' in offered

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bot.websearch
-from bot.websearch import FixedWebSearchAdvisor, WebContext
+from bot.websearch import FixedWebSearchAdvisor, SearchPlan, WebContext
 from tests.bot.websearch.turns import PARIS_WEATHER, TODAY
 
 
@@ -13,6 +13,7 @@ def test_public_names() -> None:
         "Infobox",
         "JsonFormatDisabled",
         "SearchEngine",
+        "SearchPlan",
         "SearchResponseError",
         "SearchResult",
         "SearchResults",
@@ -39,3 +40,13 @@ async def test_fixed_advisor_returns_its_context_and_records_calls() -> None:
     assert call.text == "and tomorrow?"
     assert call.turns == tuple(PARIS_WEATHER)
     assert call.forced_query == "x"
+
+
+async def test_fixed_advisor_searches_return_its_context_or_an_empty_one() -> None:
+    plan = SearchPlan(("Paris weather",))
+    context = WebContext(("q",), "section")
+
+    assert await FixedWebSearchAdvisor(context).search(plan, TODAY) is context
+    empty = FixedWebSearchAdvisor()
+    assert await empty.search(plan, TODAY) == WebContext(("Paris weather",), "")
+    assert empty.searches == [plan]

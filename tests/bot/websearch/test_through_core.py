@@ -1,92 +1,34 @@
-"""Web search end to end through the conversation core (issue 8).
+"""Web search end to end through the conversation core (issue 8), with a model that does
+not take tools: the fallback path, where the advisor's JSON decision call writes the queries.
 
-Real parts: the core, SQLite, LanceDB, the all-MiniLM-L6-v2 embedder, the memory writer, the
-SearxngAdvisor and SearxngClient built by the composition root from ``search.searxng_url``,
-and a SearXNG-shaped server on 127.0.0.1. The only double is the model's judgement
-(:class:`WebMind`), answering each kind of call as a real model would.
+The tool path is in ``test_tool_path.py``; the parts are described in ``web_bot.py``.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
-from bot.config import Config
 from bot.websearch.advisor import UNAVAILABLE_NOTICE
-from bot.websearch.decision_prompt import SYSTEM_PROMPT as SEARCH_DECISION_PROMPT
 from memory.embedding import Embedder
-from memory.llm import ChatMessage, RecordedCall, ScriptedLanguageModel
-from memory.records import Fact, FactStatus
-from memory.scope import Scope, ScopeMode
-from tests.bot.core.harness import (
-    Harness,
-    ScriptedMind,
-    extraction_calls,
-    fact,
-    open_harness,
-    reply_calls,
+from memory.records import FactStatus
+from tests.bot.core.harness import extraction_calls, fact, open_harness, reply_calls
+from tests.bot.websearch.web_bot import (
+    METEOFRANCE,
+    TIMEANDDATE,
+    WIKIPEDIA_AMELIE,
+    WebBot,
+    WebMind,
+    assert_write_path_saw_only_user_words,
+    config_for,
+    open_web_bot,
+    search,
+    search_decision_calls,
 )
 from tests.servers.searxng_server import Mode, SearxngShapedServer, running_searxng
-
-# The part of the search-decision system prompt before its first placeholder.
-SEARCH_DECISION_OPENING = SEARCH_DECISION_PROMPT.split("{", 1)[0]
-TIMEANDDATE = "https://www.timeanddate.com/weather/france/paris"
-METEOFRANCE = "https://www.meteofrance.com/previsions-meteo-france/paris/75000"
-WIKIPEDIA_AMELIE = "https://en.wikipedia.org/wiki/Am%C3%A9lie"
-ALICE_DM = Scope("matrix:alice", "matrix:dm", ScopeMode.USER_ROOM)
-
-
-def search(*queries: str) -> str:
-    return json.dumps({"search": bool(queries), "queries": list(queries), "time_range": None})
-
-
-@dataclass
-class WebMind(ScriptedMind):
-    """:class:`ScriptedMind` that also answers the search-decision call, in order."""
-
-    searches: list[str] = field(default_factory=list)
-
-    def __call__(self, messages: Sequence[ChatMessage]) -> str:
-        if messages[0].content.startswith(SEARCH_DECISION_OPENING):
-            return self.searches.pop(0)
-        return super().__call__(messages)
-
-
-def search_decision_calls(llm: ScriptedLanguageModel) -> list[RecordedCall]:
-    return [c for c in llm.calls if c.messages[0].content.startswith(SEARCH_DECISION_OPENING)]
-
-
-def config_for(data_dir: Path, searxng_url: str, **search: object) -> Config:
-    settings = {"searxng_url": searxng_url, "timeout_seconds": 0.5, "language": "en", **search}
-    return Config.model_validate({"storage": {"data_dir": str(data_dir)}, "search": settings})
-
-
-@dataclass
-class WebBot:
-    harness: Harness
-    mind: WebMind
-    searxng: SearxngShapedServer
-
-    @property
-    def llm(self) -> ScriptedLanguageModel:
-        return self.harness.llm
-
-    async def say(self, user: str, text: str, *, room: str | None = None) -> str:
-        return await self.harness.say(user, text, room=room)
-
-    async def active_facts(self) -> list[str]:
-        """Every active fact in the store, whoever owns it (test inspection only)."""
-        async with self.harness.app.store.transaction() as tx:
-            return [f.text for f in await tx.facts.admin_active_facts()]
-
-    async def alice_facts(self, status: FactStatus) -> list[Fact]:
-        async with self.harness.app.store.transaction() as tx:
-            return await tx.facts.list_in_scope(ALICE_DM, statuses=(status,))
 
 
 @pytest.fixture
@@ -104,22 +46,9 @@ def searxng(searxng_mode: Mode) -> Iterator[SearxngShapedServer]:
 async def bot(
     tmp_path: Path, embedder: Embedder, searxng: SearxngShapedServer
 ) -> AsyncIterator[WebBot]:
-    mind = WebMind()
-    harness = await open_harness(
-        tmp_path, embedder, config=config_for(tmp_path / "data", searxng.base_url), mind=mind
-    )
-    yield WebBot(harness, mind, searxng)
-    await harness.app.aclose()
-
-
-def assert_write_path_saw_only_user_words(bot: WebBot, user_messages: Sequence[str]) -> None:
-    """Every extraction prompt is the fixed system prompt plus one of the person's messages."""
-    calls = extraction_calls(bot.llm)
-    assert [call.messages[-1].content for call in calls] == list(user_messages)
-    for call in calls:
-        assert len(call.messages) == 2
-        assert "http" not in call.prompt_text
-        assert "Web search results" not in call.prompt_text
+    opened = await open_web_bot(tmp_path, embedder, searxng, supports_tools=False)
+    yield opened
+    await opened.harness.app.aclose()
 
 
 async def test_weather_follow_up_searches_paris_tomorrow_and_cites_the_source(
@@ -283,7 +212,7 @@ async def test_search_settings_reach_searxng_and_the_prompt(
 ) -> None:
     config = config_for(tmp_path / "data", searxng.base_url, max_results=1, safe_search=2)
     mind = WebMind(searches=[search("Amélie 2001 film director")])
-    harness = await open_harness(tmp_path, embedder, config=config, mind=mind)
+    harness = await open_harness(tmp_path, embedder, config=config, mind=mind, supports_tools=False)
     try:
         await harness.say("alice", "who directed Amélie?")
     finally:

@@ -1,0 +1,150 @@
+"""The reply call, with web search when it is configured.
+
+Chosen per message:
+
+- no web search configured: one plain call;
+- a model that takes tools: the reply call offers the ``web_search`` tool. A direct answer
+  is the reply (one call). A call of the tool runs its queries through the advisor, gives
+  the results back as tool results, and a second call answers (two calls). At most one tool
+  round: a tool call in the answer round is not run, and the answer is then asked for
+  without tools, the results in the system prompt (three calls);
+- a forced ``/search``, a model without tool support (:class:`ToolsNotSupported`, remembered
+  per model for the life of the process and logged once), or a model double without tool
+  calls: the advisor's web context (the forced query, or its JSON decision) goes into the
+  system prompt, then one plain call.
+
+A tool call that cannot be run (another tool's name, arguments that do not fit) is logged
+and the message is answered without the web.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+
+from bot.core.reply_prompt import ReplyContext, build_messages
+from bot.websearch.base import WebContext, WebSearchAdvisor
+from bot.websearch.tool import WEB_SEARCH_TOOL, read_call, search_plan, tool_results
+from memory.llm import (
+    AssistantTurn,
+    ChatMessage,
+    LanguageModel,
+    ToolCallingModel,
+    ToolsNotSupported,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    text: str
+    notice: str | None = None
+
+
+class Replier:
+    def __init__(
+        self,
+        llm: LanguageModel,
+        web_search: WebSearchAdvisor | None,
+        *,
+        temperature: float | None = None,
+    ) -> None:
+        self._llm = llm
+        self._web = web_search
+        self._temperature = temperature
+        self._models_without_tools: set[str] = set()
+
+    async def reply(self, context: ReplyContext, *, forced_query: str | None) -> Reply:
+        """The answer to ``context.message``; LLM errors other than refused tools propagate."""
+        if self._web is None:
+            return Reply(await self.plain(context))
+        model = self._tool_model()
+        if forced_query is None and model is not None:
+            reply = await self._with_tool(model, self._web, context)
+            if reply is not None:
+                return reply
+        return await self._with_web_context(self._web, context, forced_query)
+
+    async def plain(self, context: ReplyContext) -> str:
+        return await self._llm.complete(build_messages(context), temperature=self._temperature)
+
+    def _tool_model(self) -> ToolCallingModel | None:
+        llm = self._llm
+        if not isinstance(llm, ToolCallingModel):
+            return None
+        return None if llm.model_name in self._models_without_tools else llm
+
+    def _remember_without_tools(self, model: ToolCallingModel, error: ToolsNotSupported) -> None:
+        self._models_without_tools.add(model.model_name)
+        log.warning(
+            "web search: the model %s does not take tools (%s); until restart, each question "
+            "costs one extra JSON decision call instead",
+            model.model_name,
+            error,
+        )
+
+    async def _with_web_context(
+        self, web: WebSearchAdvisor, context: ReplyContext, forced_query: str | None
+    ) -> Reply:
+        found = await web.context_for(
+            context.message, context.turns, context.today, forced_query=forced_query
+        )
+        if found is None:
+            return Reply(await self.plain(context))
+        text = await self.plain(replace(context, web_section=found.prompt_section))
+        return Reply(text, found.notice)
+
+    async def _with_tool(
+        self, model: ToolCallingModel, web: WebSearchAdvisor, context: ReplyContext
+    ) -> Reply | None:
+        """The reply through the tool; ``None`` when the model refuses tools."""
+        messages = build_messages(replace(context, web_tool=True))
+        try:
+            first = await self._ask(model, messages)
+        except ToolsNotSupported as error:
+            self._remember_without_tools(model, error)
+            return None
+        if not first.tool_calls:
+            return Reply(first.text)
+        return await self._after_tool_calls(model, web, context, messages, first)
+
+    async def _after_tool_calls(
+        self,
+        model: ToolCallingModel,
+        web: WebSearchAdvisor,
+        context: ReplyContext,
+        messages: list[ChatMessage],
+        first: AssistantTurn,
+    ) -> Reply:
+        calls = [read_call(call) for call in first.tool_calls]
+        plan = search_plan(calls)
+        if plan is None:
+            problems = "; ".join(read.problem or "" for read in calls)
+            log.warning("web search skipped: the model's tool call cannot be run: %s", problems)
+            return Reply(await self.plain(context))
+        found = await web.search(plan, context.today)
+        results = tool_results(calls, found)
+        answer = await self._ask(model, [*messages, first.as_message(), *results])
+        if not answer.tool_calls:
+            return Reply(answer.text, found.notice)
+        return await self._answer_without_tools(context, found, answer)
+
+    async def _answer_without_tools(
+        self, context: ReplyContext, found: WebContext, answer: AssistantTurn
+    ) -> Reply:
+        names = ", ".join(call.name for call in answer.tool_calls)
+        log.warning(
+            "web search: the model called %s again in the answer round; not run (one tool "
+            "round per message)",
+            names,
+        )
+        if answer.text.strip():
+            return Reply(answer.text, found.notice)
+        text = await self.plain(replace(context, web_section=found.prompt_section))
+        return Reply(text, found.notice)
+
+    async def _ask(self, model: ToolCallingModel, messages: list[ChatMessage]) -> AssistantTurn:
+        return await model.complete_with_tools(
+            messages, [WEB_SEARCH_TOOL], temperature=self._temperature
+        )
