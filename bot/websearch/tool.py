@@ -21,13 +21,10 @@ from bot.websearch.results import TimeRange
 from memory.llm import ChatMessage, ToolCall, ToolSpec, tool_result
 
 TOOL_NAME = "web_search"
-DESCRIPTION = (
-    "Search the web for current or outside information. Results come back as numbered "
-    "sources with their URLs; cite the ones you use."
-)
+DESCRIPTION = "Search the web. Results are numbered sources with URLs; cite those you use."
 QUERIES_DESCRIPTION = (
-    "1 to 3 standalone search queries. The search engine sees only these, never the "
-    "conversation: name the places, titles and people meant, and write absolute dates."
+    "1 to 3 standalone queries (the engine never sees the conversation): name places, "
+    "titles and people, and write absolute dates"
 )
 PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -40,7 +37,7 @@ PARAMETERS: dict[str, Any] = {
         "time_range": {
             "type": "string",
             "enum": ["day", "week", "month", "year"],
-            "description": "only pages this recent, for news or anything about now",
+            "description": "only recent pages, for news or anything about now",
         },
     },
     "required": ["queries"],
@@ -48,16 +45,12 @@ PARAMETERS: dict[str, Any] = {
 WEB_SEARCH_TOOL = ToolSpec(TOOL_NAME, DESCRIPTION, PARAMETERS)
 
 GUIDE = """\
-You can search the web with the web_search tool. Use it when the answer depends on current \
-or changing information (weather, news, prices, opening hours, schedules, scores, releases) \
-or on facts about the world you may not know or may have wrong. Do not use it for \
-greetings, small talk, opinions, what the person tells you about themselves, or what you \
-remember about them.
-Its queries must stand alone, because the search engine never sees the conversation: \
-resolve follow-ups from the conversation (after a question about the weather in Paris, \
-"and tomorrow?" needs "Paris weather forecast {tomorrow}"), replace pronouns with what they \
-refer to, write relative dates as absolute dates, and leave out private details the search \
-does not need."""
+Use the web_search tool when the answer needs current or changing information (weather, \
+news, prices, opening hours, schedules, scores) or facts about the world you may not know; \
+not for small talk, opinions, or what the person says or you remember about them. The \
+search engine never sees the conversation, so each query must stand alone: after a question \
+about the weather in Paris, "and tomorrow?" needs "Paris weather forecast {tomorrow}"; \
+replace pronouns with what they refer to, write absolute dates, leave out private details."""
 
 
 def tool_guide(today: date) -> str:

@@ -55,5 +55,5 @@ def test_the_web_tool_guide_is_there_only_when_the_tool_is_offered() -> None:
     plain = build_messages(context)[0].content
     offered = build_messages(replace(context, web_tool=True))[0].content
     assert "web_search" not in plain
-    assert "You can search the web with the web_search tool." in offered
+    assert "Use the web_search tool when the answer needs current" in offered
     assert '"and tomorrow?" needs "Paris weather forecast 2026-11-30"' in offered
