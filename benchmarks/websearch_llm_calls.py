@@ -1,19 +1,23 @@
 """LLM calls per message for web search: one JSON decision call, or a tool call.
 
-Runs a labelled 20-message personal conversation through three strategies and prints, per
-message on average, the LLM calls and the characters of prompt sent:
+Runs a labelled 20-message personal conversation through the core's reply step
+(:class:`bot.core.replying.Replier`, the real SearxngAdvisor and SearxngClient, a
+SearXNG-shaped server on 127.0.0.1) in three ways, and prints, per message on average, the
+LLM calls and the characters of prompt sent:
 
-- ``json-every``: the search-decision JSON call on every message, then the answer call;
-- ``json-gated``: the same, but the cheap gate skips the decision for plain statements
-  (what :class:`bot.websearch.SearxngAdvisor` does by default);
-- ``tool-call``: the answer call carries a ``web_search`` tool; a message that needs the web
-  costs a second answer call with the tool's results (how Ollama/OpenAI tool calling works).
+- ``json-every``: a model without tools, the advisor asking the JSON decision on every
+  message, then the answer call;
+- ``json-gated``: the same with the cheap gate skipping the decision for plain statements
+  (what :class:`bot.websearch.SearxngAdvisor` does for models without tools);
+- ``tool-call``: a model with tools: the reply call offers ``web_search``; a message that
+  needs the web costs a second call with the tool's results (what is built for models that
+  take tools).
 
 The model's judgement is scripted from the labels (a test double: no LLM runs here), so the
 counts are exact for a model that judges like the labels; the prompts are the real ones
-(decision prompt, the core's reply prompt, the formatted results from a SearXNG-shaped
-server on 127.0.0.1), so the character counts are real, except that a tool's definition is
-counted as its JSON (a chat template adds its own words around it: a lower bound). Usage:
+(decision prompt, the reply prompt with its tool paragraph, the tool results), so the
+character counts are real, except that a tool's definition is counted as its JSON (a chat
+template adds its own words around it: a lower bound). Usage:
 
     .venv/bin/python -m benchmarks.websearch_llm_calls
 """
@@ -22,17 +26,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import Any
 
-from bot.core.reply_prompt import ReplyContext, build_messages
+from bot.core.reply_prompt import ReplyContext
+from bot.core.replying import Replier
 from bot.websearch import SearxngAdvisor, SearxngClient
-from bot.websearch.base import WebContext
 from bot.websearch.decision_prompt import SearchDecision
-from memory.llm import ChatMessage
+from bot.websearch.tool import TOOL_NAME
+from memory.llm import AssistantTurn, ChatMessage, ToolCall, ToolSpec
+from memory.llm.openai_backend import tool_definition
 from memory.records import ConversationTurn, Role
-from tests.servers.searxng_server import running_searxng
+from tests.servers.searxng_server import SearxngShapedServer, running_searxng
 
 TODAY = date(2026, 11, 29)
 FACTS = (
@@ -66,18 +73,7 @@ CONVERSATION: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("my cat knocked over my tea again", ()),
     ("can you recommend a book about Paris?", ()),
 )
-WEB_SEARCH_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "web_search",
-        "description": "Search the web for current or outside information.",
-        "parameters": {
-            "type": "object",
-            "properties": {"query": {"type": "string", "description": "standalone query"}},
-            "required": ["query"],
-        },
-    },
-}
+REPLY = "Here is my answer, with the sources I used: [1] https://example.org/source"
 
 
 @dataclass
@@ -88,21 +84,26 @@ class Tally:
     searches: int = 0
 
     def add(self, messages: Sequence[ChatMessage], *, decision: bool, extra: int = 0) -> None:
-        self.prompt_chars += sum(len(message.content) for message in messages) + extra
+        self.prompt_chars += prompt_chars(messages) + extra
         if decision:
             self.decision_calls += 1
         else:
             self.answer_calls += 1
 
 
+def prompt_chars(messages: Sequence[ChatMessage]) -> int:
+    """Message texts, plus the JSON of the tool calls an assistant message carries."""
+    calls = [call for message in messages for call in message.tool_calls]
+    return sum(len(m.content) for m in messages) + sum(len(json.dumps(c.arguments)) for c in calls)
+
+
 @dataclass
 class CountingModel:
-    """Answers the decision prompt from the labels and counts what it was sent."""
+    """Answers from the labels and counts what it was sent; takes no tools."""
 
     tally: Tally
     queries: tuple[str, ...] = ()
     name: str = "counting"
-    seen: list[int] = field(default_factory=list)
 
     @property
     def model_name(self) -> str:
@@ -112,23 +113,41 @@ class CountingModel:
         self,
         messages: Sequence[ChatMessage],
         *,
-        json_schema: object = None,
-        temperature: object = None,
+        json_schema: Mapping[str, Any] | None = None,
+        temperature: float | None = None,
     ) -> str:
         # The schema is not counted: Ollama's format= and llama.cpp's json_schema constrain
         # decoding with a grammar, they are not prompt text.
-        self.tally.add(messages, decision=True)
-        return SearchDecision(
-            search=bool(self.queries), queries=list(self.queries)
-        ).model_dump_json()
+        self.tally.add(messages, decision=json_schema is not None)
+        if json_schema is None:
+            return REPLY
+        decision = SearchDecision(search=bool(self.queries), queries=list(self.queries))
+        return decision.model_dump_json()
 
     async def aclose(self) -> None:
         return None
 
 
-def reply_messages(text: str, turns: list[ConversationTurn], web: str) -> list[ChatMessage]:
-    context = ReplyContext("Mnemo", "Alice", TODAY, FACTS, turns[-12:], text, web_section=web)
-    return build_messages(context)
+@dataclass
+class CountingToolModel(CountingModel):
+    """A model that takes tools: it calls web_search exactly when the label says so."""
+
+    async def complete_with_tools(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec],
+        *,
+        temperature: float | None = None,
+    ) -> AssistantTurn:
+        definitions = len(json.dumps([tool_definition(tool) for tool in tools]))
+        self.tally.add(messages, decision=False, extra=definitions)
+        if messages[-1].role == "user" and self.queries:
+            return AssistantTurn("", (ToolCall(TOOL_NAME, {"queries": list(self.queries)}),))
+        return AssistantTurn(REPLY)
+
+
+def reply_context(text: str, turns: list[ConversationTurn]) -> ReplyContext:
+    return ReplyContext("Mnemo", "Alice", TODAY, FACTS, turns[-12:], text)
 
 
 def add_turns(turns: list[ConversationTurn], text: str, reply: str) -> None:
@@ -146,48 +165,19 @@ def add_turns(turns: list[ConversationTurn], text: str, reply: str) -> None:
         )
 
 
-REPLY = "Here is my answer, with the sources I used: [1] https://example.org/source"
-
-
-async def run_json(base_url: str, *, gated: bool) -> Tally:
-    tally = Tally()
-    model = CountingModel(tally)
-    client = SearxngClient(base_url)
+async def run(server: SearxngShapedServer, model: CountingModel, *, gated: bool) -> Tally:
+    server.requests.clear()
+    client = SearxngClient(server.base_url)
     advisor = SearxngAdvisor(model, client) if gated else SearxngAdvisor(model, client, gate=None)
+    replier = Replier(model, advisor)
     turns: list[ConversationTurn] = []
     for text, queries in CONVERSATION:
         model.queries = queries
-        web = await advisor.context_for(text, turns, TODAY)
-        tally.searches += len(web.queries) if web else 0
-        section = web.prompt_section if web else ""
-        tally.add(reply_messages(text, turns, section), decision=False)
-        add_turns(turns, text, REPLY)
+        reply = await replier.reply(reply_context(text, turns), forced_query=None)
+        add_turns(turns, text, reply.text)
     await advisor.aclose()
-    return tally
-
-
-async def run_tool_calls(base_url: str) -> Tally:
-    tally = Tally()
-    tool_chars = len(json.dumps([WEB_SEARCH_TOOL]))
-    client = SearxngClient(base_url)
-    # The advisor is used only to run the searches and format results, as a tool would.
-    advisor = SearxngAdvisor(CountingModel(Tally()), client)
-    turns: list[ConversationTurn] = []
-    for text, queries in CONVERSATION:
-        first = reply_messages(text, turns, "")
-        tally.add(first, decision=False, extra=tool_chars)
-        if queries:
-            web: WebContext | None = await advisor.context_for(
-                text, turns, TODAY, forced_query=queries[0]
-            )
-            tally.searches += 1
-            call = json.dumps({"name": "web_search", "arguments": {"query": queries[0]}})
-            result = web.prompt_section if web else ""
-            second = [*first, ChatMessage("assistant", call), ChatMessage("user", result)]
-            tally.add(second, decision=False, extra=tool_chars)
-        add_turns(turns, text, REPLY)
-    await advisor.aclose()
-    return tally
+    model.tally.searches = len(server.requests)
+    return model.tally
 
 
 def row(name: str, tally: Tally) -> str:
@@ -202,9 +192,9 @@ def row(name: str, tally: Tally) -> str:
 async def main() -> None:
     with running_searxng() as server:
         results = {
-            "json-every": await run_json(server.base_url, gated=False),
-            "json-gated": await run_json(server.base_url, gated=True),
-            "tool-call": await run_tool_calls(server.base_url),
+            "json-every": await run(server, CountingModel(Tally()), gated=False),
+            "json-gated": await run(server, CountingModel(Tally()), gated=True),
+            "tool-call": await run(server, CountingToolModel(Tally()), gated=True),
         }
     needing = sum(1 for _, queries in CONVERSATION if queries)
     print(
