@@ -8,8 +8,9 @@ Chosen per message:
   the results back as tool results, and a second call answers (two calls). At most one tool
   round: a tool call in the answer round is not run, and the answer is then asked for
   without tools, the results in the system prompt (three calls);
-- a forced ``/search``, a model without tool support (:class:`ToolsNotSupported`, remembered
-  per model for the life of the process and logged once), or a model double without tool
+- a forced ``/search``, a model without tool support (:class:`ToolsNotSupported`, or any
+  error answer to the tools call; remembered per model for the life of the process and
+  logged once), or a model double without tool
   calls: the advisor's web context (the forced query, or its JSON decision) goes into the
   system prompt, then one plain call.
 
@@ -29,6 +30,7 @@ from memory.llm import (
     AssistantTurn,
     ChatMessage,
     LanguageModel,
+    LanguageModelResponseError,
     ToolCallingModel,
     ToolsNotSupported,
 )
@@ -75,12 +77,20 @@ class Replier:
             return None
         return None if llm.model_name in self._models_without_tools else llm
 
-    def _remember_without_tools(self, model: ToolCallingModel, error: ToolsNotSupported) -> None:
+    def _remember_without_tools(
+        self, model: ToolCallingModel, error: ToolsNotSupported | LanguageModelResponseError
+    ) -> None:
         self._models_without_tools.add(model.model_name)
+        reason = (
+            "does not take tools"
+            if isinstance(error, ToolsNotSupported)
+            else "answered an error when offered tools"
+        )
         log.warning(
-            "web search: the model %s does not take tools (%s); until restart, each question "
+            "web search: the model %s %s (%s); until restart, each question "
             "costs one extra JSON decision call instead",
             model.model_name,
+            reason,
             error,
         )
 
@@ -102,7 +112,9 @@ class Replier:
         messages = build_messages(replace(context, web_tool=True))
         try:
             first = await self._ask(model, messages)
-        except ToolsNotSupported as error:
+        except (ToolsNotSupported, LanguageModelResponseError) as error:
+            # Servers word a refusal of tools in ways not all known here; any error answer
+            # to the tools call falls back to the path that needs no tools.
             self._remember_without_tools(model, error)
             return None
         if not first.tool_calls:

@@ -15,7 +15,7 @@ import pytest
 from bot.websearch.advisor import UNAVAILABLE_NOTICE
 from bot.websearch.tool import TOOL_NAME, WEB_SEARCH_TOOL
 from memory.embedding import Embedder
-from memory.llm import AssistantTurn, RecordedCall, ToolCall
+from memory.llm import AssistantTurn, LanguageModelResponseError, RecordedCall, ToolCall
 from tests.bot.core.harness import fact, reply_calls
 from tests.bot.websearch.web_bot import (
     METEOFRANCE,
@@ -281,3 +281,25 @@ async def test_a_model_without_tools_falls_back_to_the_decision_once_logged(
     refusals = [r for r in caplog.records if "does not take tools" in r.getMessage()]
     assert len(refusals) == 1
     assert "scripted does not support tools" in refusals[0].getMessage()
+
+
+async def test_an_unrecognised_error_to_the_tools_call_falls_back_to_the_decision(
+    bot: WebBot, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def refuse_in_other_words(*arguments: object, **options: object) -> AssistantTurn:
+        raise LanguageModelResponseError("HTTP 400: this template cannot render 'tools'")
+
+    monkeypatch.setattr(bot.llm, "complete_with_tools", refuse_in_other_words)
+    bot.mind.searches += [
+        search("weather in Paris today"),
+        search("Paris weather forecast 2026-11-30"),
+    ]
+    with caplog.at_level(logging.WARNING, logger="bot.core"):
+        first = await bot.say("alice", "what's the weather in Paris?")
+        await bot.say("alice", "and tomorrow?")
+
+    assert first != ""
+    assert len(search_decision_calls(bot.llm)) == 2
+    assert bot.searxng.queries == ["weather in Paris today", "Paris weather forecast 2026-11-30"]
+    refusals = [r for r in caplog.records if "when offered tools" in r.getMessage()]
+    assert len(refusals) == 1
