@@ -9,11 +9,11 @@ any other token gets ``401 {"message": "401: Unauthorized", "code": 0}``.
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.servers.loopback import LoopbackServer
 
 GATEWAY_MESSAGE_CONTENT_LIMITED = 1 << 19
 # What the Developer Portal sets for a bot in under 100 servers with the intent switched on.
@@ -24,19 +24,16 @@ UNAUTHORIZED = {"message": "401: Unauthorized", "code": 0}
 
 
 @dataclass
-class DiscordApiServer:
+class DiscordApiServer(LoopbackServer):
     token: str = "test-bot-token"
     bot_id: str = "1180000000000000001"
     username: str = "mnemo"
     application_flags: int = FLAGS_WITH_MESSAGE_CONTENT
     authorizations: list[str] = field(default_factory=list)
-    _server: ThreadingHTTPServer | None = None
 
     @property
     def base_url(self) -> str:
-        assert self._server is not None, "server not started"
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/api/v10"
+        return self.origin + "/api/v10"
 
     def answer(self, path: str, authorization: str) -> tuple[int, dict[str, Any]]:
         self.authorizations.append(authorization)
@@ -61,30 +58,6 @@ class DiscordApiServer:
                 "flags": self.application_flags,
             }
         return 404, {"message": "404: Not Found", "code": 0}
-
-    def start(self) -> DiscordApiServer:
-        server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        self._server = server
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> DiscordApiServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         owner = self

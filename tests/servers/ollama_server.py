@@ -22,9 +22,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.servers.loopback import LoopbackServer
 
 
 @dataclass(frozen=True)
@@ -66,45 +67,17 @@ def prompt_of(body: dict[str, Any]) -> str:
 
 
 @dataclass
-class OllamaServer:
+class OllamaServer(LoopbackServer):
     models: tuple[str, ...] = ("llama3.1:8b",)
     models_without_tools: tuple[str, ...] = ()
     replies: list[Reply] = field(default_factory=list)
     fallback: Reply | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
-    _server: ThreadingHTTPServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def base_url(self) -> str:
-        assert self._server is not None, "server not started"
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def start(self) -> OllamaServer:
-        server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        server.daemon_threads = True
-        # A short poll interval makes stop() quick.
-        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
-        self._server = server
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> OllamaServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
+        return self.origin
 
     def next_reply(self, body: dict[str, Any]) -> Reply | None:
         with self._lock:

@@ -16,10 +16,10 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.servers.loopback import LoopbackServer
 from tests.servers.ollama_server import ToolCalls
 
 Reply = str | Callable[[dict[str, Any]], str] | ToolCalls
@@ -46,45 +46,18 @@ def tool_calls_message(reply: ToolCalls) -> dict[str, Any]:
 
 
 @dataclass
-class OpenAICompatibleServer:
+class OpenAICompatibleServer(LoopbackServer):
     model: str = "test-model"
     replies: list[Reply] = field(default_factory=list)
     fallback: Reply | None = None
     api_key: str | None = None
     tools_refusal: tuple[int, str] | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
-    _server: ThreadingHTTPServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def base_url(self) -> str:
-        assert self._server is not None, "server not started"
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
-
-    def start(self) -> OpenAICompatibleServer:
-        server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        self._server = server
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> OpenAICompatibleServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
+        return self.origin + "/v1"
 
     def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         with self._lock:
