@@ -7,6 +7,7 @@ or connected here. Errors name the key path and what is expected, in one line ea
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 import types
 from collections.abc import Mapping
@@ -95,6 +96,9 @@ class SearchSettings(Section):
     safe_search: Literal[0, 1, 2] = 1
 
 
+MATRIX_USER_ID = re.compile(r"^@[^:\s]+:\S+$")
+
+
 class MatrixSettings(Section):
     homeserver: str | None = None
     user_id: str | None = None
@@ -103,6 +107,34 @@ class MatrixSettings(Section):
     device_id: str | None = None
     store_path: Path | None = None
     allowed_users: tuple[str, ...] = ()
+
+    def login_problem(self) -> str | None:
+        """What is wrong with the account and credentials, in one line; ``None`` if usable.
+
+        Checked only when Matrix is used (by the adapter and by ``mnemo doctor``), so that a
+        half-filled ``[matrix]`` section does not stop the console or Discord.
+        """
+        if not self.user_id or not MATRIX_USER_ID.match(self.user_id):
+            return (
+                "matrix.user_id must be the bot account, like @mnemo:example.org "
+                f"(got {self.user_id!r})"
+            )
+        if self.password and self.access_token:
+            return (
+                "both matrix.password and matrix.access_token are set: keep one "
+                "(the token, with matrix.device_id, keeps the same device across restarts)"
+            )
+        if not self.password and not self.access_token:
+            return (
+                "no credentials: set MNEMO_MATRIX__ACCESS_TOKEN (with matrix.device_id) or "
+                "MNEMO_MATRIX__PASSWORD in .env"
+            )
+        if self.password and self.device_id:
+            return (
+                "matrix.device_id goes with matrix.access_token: with a password the device is "
+                "chosen at the first login and kept in the Matrix store; remove matrix.device_id"
+            )
+        return None
 
 
 class DiscordSettings(Section):

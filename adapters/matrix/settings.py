@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from adapters.matrix.allowlist import AllowList
 from adapters.matrix.errors import MatrixConfigError
 from bot.config import MatrixSettings
-
-USER_ID_PATTERN = re.compile(r"^@[^:\s]+:[^\s]+$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,39 +38,28 @@ def connection_from_settings(settings: MatrixSettings, data_dir: Path) -> Matrix
         raise MatrixConfigError(
             f"matrix.homeserver must start with http:// or https:// (got {settings.homeserver!r})"
         )
-    if not settings.user_id or not USER_ID_PATTERN.match(settings.user_id):
-        raise MatrixConfigError(
-            f"matrix.user_id must look like @name:server (got {settings.user_id!r})"
-        )
     for pattern in settings.allowed_users:
         if not pattern.startswith("@"):
             raise MatrixConfigError(
                 f"matrix.allowed_users: {pattern!r} must be a user id pattern such as "
                 "@alice:example.org or @*:example.org"
             )
+    login = _login(settings)
+    assert settings.user_id is not None  # checked by _login, with the credentials
     return MatrixConnection(
         homeserver=settings.homeserver.rstrip("/"),
         user_id=settings.user_id,
-        login=_login(settings),
+        login=login,
         store_path=settings.store_path or data_dir / "matrix",
         allowed_users=AllowList(settings.allowed_users),
     )
 
 
 def _login(settings: MatrixSettings) -> PasswordLogin | TokenLogin:
-    has_password = bool(settings.password)
-    has_token = bool(settings.access_token)
-    if has_password == has_token:
-        raise MatrixConfigError(
-            "set exactly one of matrix.password or matrix.access_token "
-            f"(got {'both' if has_password else 'neither'})"
-        )
+    problem = settings.login_problem()
+    if problem is not None:
+        raise MatrixConfigError(problem)
     if settings.password:
-        if settings.device_id:
-            raise MatrixConfigError(
-                "matrix.device_id goes with matrix.access_token; with matrix.password the "
-                "device id is chosen at the first login and kept in matrix.store_path"
-            )
         return PasswordLogin(settings.password)
     if not settings.device_id:
         raise MatrixConfigError(

@@ -7,15 +7,12 @@ is checked with ``whoami``, which also names the device the token belongs to.
 
 from __future__ import annotations
 
-import re
-
 from bot.config import Config, MatrixSettings
 from bot.doctor.base import CheckResult
 from bot.doctor.http import DEFAULT_TIMEOUT_SECONDS, Answer, Unreachable, get, join
 
 NAME = "matrix"
 PASSWORD_FLOW = "m.login.password"
-USER_ID = re.compile(r"^@[^:\s]+:\S+$")
 
 
 class MatrixCheck:
@@ -66,27 +63,7 @@ class MatrixCheck:
 
 def settings_problem(settings: MatrixSettings) -> str | None:
     """What is missing or contradictory in ``[matrix]`` before asking the server anything."""
-    if not settings.user_id or not USER_ID.match(settings.user_id):
-        return (
-            f"matrix.user_id must be the bot account, like @mnemo:example.org "
-            f"(got {settings.user_id!r})"
-        )
-    if settings.password and settings.access_token:
-        return (
-            "both matrix.password and matrix.access_token are set: keep one "
-            "(the token, with matrix.device_id, keeps the same device across restarts)"
-        )
-    if not settings.password and not settings.access_token:
-        return (
-            "no credentials: set MNEMO_MATRIX__ACCESS_TOKEN (with matrix.device_id) or "
-            "MNEMO_MATRIX__PASSWORD in .env"
-        )
-    if settings.password and settings.device_id:
-        return (
-            "matrix.device_id goes with matrix.access_token: with a password the device is "
-            "chosen at the first login and kept in the Matrix store; remove matrix.device_id"
-        )
-    return None
+    return settings.login_problem()
 
 
 def judge_whoami(answer: Answer, settings: MatrixSettings) -> CheckResult:

@@ -48,7 +48,7 @@ def test_missing_login_is_a_config_error(
     )
 
     assert main(["--config", str(config), "matrix"]) == 2
-    assert "set exactly one of matrix.password or matrix.access_token" in capsys.readouterr().err
+    assert "no credentials: set MNEMO_MATRIX__ACCESS_TOKEN" in capsys.readouterr().err
 
 
 @pytest.mark.synapse

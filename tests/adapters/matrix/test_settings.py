@@ -37,12 +37,15 @@ def test_token_login_needs_the_device_id() -> None:
 @pytest.mark.parametrize(
     ("values", "message"),
     [
-        ({}, "got neither"),
-        ({"password": "p", "access_token": "t", "device_id": "D"}, "got both"),
+        ({}, "no credentials: set MNEMO_MATRIX__ACCESS_TOKEN"),
+        (
+            {"password": "p", "access_token": "t", "device_id": "D"},
+            r"both matrix\.password and matrix\.access_token are set",
+        ),
         ({"password": "p", "device_id": "D"}, r"matrix\.device_id goes with matrix\.access_token"),
         ({"password": "p", "homeserver": None}, r"matrix\.homeserver is not set"),
         ({"password": "p", "homeserver": "matrix.org"}, "must start with http"),
-        ({"password": "p", "user_id": "mnemo"}, r"matrix\.user_id must look like @name:server"),
+        ({"password": "p", "user_id": "mnemo"}, r"matrix\.user_id must be the bot account"),
         ({"password": "p", "allowed_users": ["*:example.org"]}, "must be a user id pattern"),
     ],
 )
