@@ -56,6 +56,8 @@ def main(argv: Sequence[str] | None = None, extra_commands: Sequence[CliCommand]
     logging.basicConfig(
         level=config.logging.level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    # APScheduler logs every job it adds and runs at INFO; ours log the jobs' outcomes.
+    logging.getLogger("apscheduler").setLevel(max(logging.WARNING, logging.root.level))
     command: CliCommand = arguments.handler
     try:
         return asyncio.run(command.run(arguments, config))
