@@ -44,15 +44,23 @@ def _vector_dimension(schema: pa.Schema) -> int:
 class LanceFactIndex:
     """Facts' vectors in one LanceDB table, searched with cosine distance and a prefilter."""
 
-    def __init__(self, table: Any, path: Path) -> None:
+    def __init__(self, table: Any, path: Path, *, optimize_every: int = 32) -> None:
         self._table = table
         self.path = path
+        # Each single-fact write adds a fragment, and search slows with every one of them
+        # (1k facts: 3.8 ms, 21 ms after 100 single writes); compacting takes ~0.07 s.
+        self._optimize_every = optimize_every
+        self._writes_since_optimize = 0
+        # Compaction racing a delete can fail its commit: writes to the table take turns.
+        self._write_lock = asyncio.Lock()
         self._has_full_text_index = False
         # Two first hybrid queries at once must not both build the full-text index.
         self._full_text_lock = asyncio.Lock()
 
     @classmethod
-    async def open(cls, path: Path | str, *, dimension: int) -> LanceFactIndex:
+    async def open(
+        cls, path: Path | str, *, dimension: int, optimize_every: int = 32
+    ) -> LanceFactIndex:
         """Open the index, (re)creating the table if it is missing or of another dimension.
 
         A recreated table is empty; reconcile fills it from SQLite.
@@ -65,7 +73,8 @@ class LanceFactIndex:
                 table = await connection.open_table(TABLE_NAME)
                 existing = _vector_dimension(await table.schema())
                 if existing == dimension:
-                    return await cls(table, directory)._with_scalar_index()
+                    index = cls(table, directory, optimize_every=optimize_every)
+                    return await index._with_scalar_index()
                 log.warning(
                     "vector index has dimension %d, the embedder %d: rebuilding it",
                     existing,
@@ -73,7 +82,7 @@ class LanceFactIndex:
                 )
                 await connection.drop_table(TABLE_NAME)
             table = await connection.create_table(TABLE_NAME, schema=_schema(dimension))
-            return await cls(table, directory)._with_scalar_index()
+            return await cls(table, directory, optimize_every=optimize_every)._with_scalar_index()
         except (OSError, RuntimeError, ValueError) as error:
             raise VectorIndexError(
                 f"cannot open the vector index at {directory}: {error}"
@@ -103,12 +112,14 @@ class LanceFactIndex:
             for fact in facts
         ]
         try:
-            await (
-                self._table.merge_insert("fact_id")
-                .when_matched_update_all()
-                .when_not_matched_insert_all()
-                .execute(rows)
-            )
+            async with self._write_lock:
+                await (
+                    self._table.merge_insert("fact_id")
+                    .when_matched_update_all()
+                    .when_not_matched_insert_all()
+                    .execute(rows)
+                )
+                await self._count_write()
         except (OSError, RuntimeError, ValueError) as error:
             raise VectorIndexError(f"cannot write to the vector index: {error}") from error
 
@@ -116,7 +127,9 @@ class LanceFactIndex:
         if not fact_ids:
             return
         try:
-            await self._table.delete(ids_where(list(fact_ids)))
+            async with self._write_lock:
+                await self._table.delete(ids_where(list(fact_ids)))
+                await self._count_write()
         except (OSError, RuntimeError, ValueError) as error:
             raise VectorIndexError(f"cannot delete from the vector index: {error}") from error
 
@@ -188,7 +201,21 @@ class LanceFactIndex:
 
     async def optimize(self) -> None:
         """Compact small fragments left by single-row writes and index the new rows."""
+        async with self._write_lock:
+            await self._optimize()
+
+    async def fragment_count(self) -> int:
+        stats = await self._table.stats()
+        return int(stats["fragment_stats"]["num_fragments"])
+
+    async def _count_write(self) -> None:
+        self._writes_since_optimize += 1
+        if self._writes_since_optimize >= self._optimize_every:
+            await self._optimize()
+
+    async def _optimize(self) -> None:
         await self._table.optimize()
+        self._writes_since_optimize = 0
 
     async def aclose(self) -> None:
         self._table.close()

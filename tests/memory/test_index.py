@@ -149,3 +149,17 @@ async def test_memory_double_filters_scope_like_lance() -> None:
         ]
     )
     assert [hit.fact_id for hit in await index.search(ALICE_R1, vector, limit=5)] == [1]
+
+
+async def test_single_fact_writes_are_compacted_every_few_writes(tmp_path: Path) -> None:
+    index = await LanceFactIndex.open(tmp_path / "index", dimension=4, optimize_every=5)
+    vector = np.ones(4, dtype=np.float32)
+    for fact_id in range(1, 5):
+        await index.upsert([IndexedFact(fact_id, "a:b", "a:c", "t", vector, "m")])
+    assert await index.fragment_count() == 4
+    await index.upsert([IndexedFact(5, "a:b", "a:c", "t", vector, "m")])
+    assert await index.fragment_count() == 1
+    await index.delete([1])
+    hits = await index.search(Scope("a:b", "a:c"), vector, limit=10)
+    assert sorted(hit.fact_id for hit in hits) == [2, 3, 4, 5]
+    await index.aclose()
