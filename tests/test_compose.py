@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -170,7 +171,10 @@ def test_the_image_installs_with_the_readme_install() -> None:
     # One install, of this pyproject: its dependency list is the only one.
     assert installs == ["RUN pip install . && cd / && rm -rf /src"]
     assert "requirements" not in text
-    assert "COPY pyproject.toml README.md ./" in text
+    # The files pyproject.toml names must be in the image, or `pip install .` fails there.
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    needed = ["pyproject.toml", project["readme"], *project["license-files"]]
+    assert f"COPY {' '.join(needed)} ./" in text
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "pip install ." in readme
 
