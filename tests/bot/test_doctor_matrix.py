@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import httpx
@@ -13,23 +11,9 @@ import pytest
 from bot.config import Config
 from bot.doctor import CheckStatus
 from bot.doctor.matrix import MatrixCheck
-from tests.servers.synapse import RegisteredUser, SynapseServer, synapse_python
+from tests.servers.synapse import RegisteredUser, SynapseServer
 
 pytestmark = pytest.mark.synapse
-
-
-@pytest.fixture(scope="module")
-def synapse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SynapseServer]:
-    python = synapse_python()
-    if python is None:
-        message = "Synapse is not installed: run scripts/install-synapse.sh"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    server = SynapseServer(python, tmp_path_factory.mktemp("synapse-doctor"))
-    server.start()
-    yield server
-    server.stop()
 
 
 @dataclass(frozen=True)

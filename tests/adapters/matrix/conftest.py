@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -16,21 +15,7 @@ from adapters.matrix.allowlist import AllowList
 from adapters.matrix.settings import MatrixConnection, PasswordLogin
 from bot.messages import IncomingMessage, OutgoingMessage
 from tests.adapters.matrix.people import Person
-from tests.servers.synapse import RegisteredUser, SynapseServer, synapse_python
-
-
-@pytest.fixture(scope="session")
-def synapse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SynapseServer]:
-    python = synapse_python()
-    if python is None:
-        message = "Synapse is not installed: run scripts/install-synapse.sh"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    server = SynapseServer(python, tmp_path_factory.mktemp("synapse"))
-    server.start()
-    yield server
-    server.stop()
+from tests.servers.synapse import RegisteredUser, SynapseServer
 
 
 def unique(name: str) -> str:
