@@ -7,12 +7,19 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from bot.websearch import SearxngClient
-from tests.servers.searxng_server import SearxngShapedServer, running_searxng
+from tests.servers.searxng_server import Mode, SearxngShapedServer, running_searxng
 
 
 @pytest.fixture
-def searxng() -> Iterator[SearxngShapedServer]:
-    with running_searxng() as server:
+def searxng_mode() -> Mode:
+    """How the server answers; a test overrides it with ``parametrize``."""
+    return "recorded"
+
+
+@pytest.fixture
+def searxng(searxng_mode: Mode) -> Iterator[SearxngShapedServer]:
+    # Slow answers outlast the clients' 2 s timeout.
+    with running_searxng(searxng_mode, slow_seconds=3.0) as server:
         yield server
 
 

@@ -7,7 +7,7 @@ The tool path is in ``test_tool_path.py``; the parts are described in ``web_bot.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -28,18 +28,7 @@ from tests.bot.websearch.web_bot import (
     search,
     search_decision_calls,
 )
-from tests.servers.searxng_server import Mode, SearxngShapedServer, running_searxng
-
-
-@pytest.fixture
-def searxng_mode() -> Mode:
-    return "recorded"
-
-
-@pytest.fixture
-def searxng(searxng_mode: Mode) -> Iterator[SearxngShapedServer]:
-    with running_searxng(searxng_mode, slow_seconds=3.0) as server:
-        yield server
+from tests.servers.searxng_server import SearxngShapedServer
 
 
 @pytest.fixture

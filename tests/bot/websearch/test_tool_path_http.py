@@ -3,7 +3,7 @@ OpenAI-compatible server and a SearXNG-shaped server, all on 127.0.0.1."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from tests.bot.core.harness import Harness
 from tests.bot.websearch.web_bot import TIMEANDDATE, WebMind, search
 from tests.servers.ollama_server import OllamaServer, ToolCalls
 from tests.servers.openai_server import OpenAICompatibleServer
-from tests.servers.searxng_server import SearxngShapedServer, running_searxng
+from tests.servers.searxng_server import SearxngShapedServer
 
 MODEL = "qwen2.5:7b"
 Server = OllamaServer | OpenAICompatibleServer
@@ -43,12 +43,6 @@ def server_for(provider: str, mind: WebMind, *, tools: bool) -> Server:
         return OllamaServer(models=(MODEL,), models_without_tools=without, fallback=answering(mind))
     refusal = None if tools else (400, f"registry.ollama.ai/library/{MODEL} does not support tools")
     return OpenAICompatibleServer(model=MODEL, fallback=answering(mind), tools_refusal=refusal)
-
-
-@pytest.fixture
-def searxng() -> Iterator[SearxngShapedServer]:
-    with running_searxng() as server:
-        yield server
 
 
 async def ask_paris(tmp_path: Path, embedder: Embedder, server: Server, searxng_url: str) -> str:
