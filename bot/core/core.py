@@ -37,7 +37,7 @@ from bot.core.replying import Replier
 from bot.core.truncation import truncate
 from bot.messages import IncomingMessage, OutgoingMessage
 from bot.websearch.base import WebSearchAdvisor
-from memory.errors import MemoryLayerError, StoreError
+from memory.errors import MemoryLayerError, StorageFullError, StoreError
 from memory.llm import LanguageModel, LanguageModelError
 from memory.records import ConversationTurn, Role
 from memory.scope import Scope, ScopeMode
@@ -51,6 +51,10 @@ APOLOGY = (
 NO_TEXT = "I can only read text, and your message had none."
 MEMORY_APOLOGY = (
     "Sorry, my memory is not working right now, so I can't do that. The operator's log says why."
+)
+STORAGE_FULL_APOLOGY = (
+    "Sorry, I can't store anything right now: the disk of the server I run on is full, so "
+    "nothing was changed. Please tell whoever runs me; then try again."
 )
 # Turns are filtered to one person after reading, so read more than will be kept.
 TURN_READ_FACTOR = 4
@@ -119,6 +123,13 @@ class ConversationCore:
         scope = message.scope(self.settings.scope_mode)
         try:
             reply = await self._route(message, scope, cut.text, command)
+        except StorageFullError as error:
+            log.error(
+                "storage full while serving %s: %s; free disk space where storage.data_dir is",
+                message.user_key,
+                error,
+            )
+            reply = CommandReply(STORAGE_FULL_APOLOGY, private=False)
         except MemoryLayerError as error:
             log.error("memory failed for %s in %s: %s", message.user_key, scope.room, error)
             reply = CommandReply(MEMORY_APOLOGY, private=False)

@@ -10,10 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import text
 
-from memory.errors import InvalidScopeError
+from memory.errors import InvalidScopeError, StorageFullError
 from memory.records import Action, Actor, FactSource, FactStatus, NewFact, Role
 from memory.scope import Scope, ScopeMode
 from memory.store import EventDraft, Store
+from tests.memory.full_disk import fill_the_disk
 
 ALICE_R1 = Scope("console:alice", "console:room1")
 ALICE_R2 = Scope("console:alice", "console:room2")
@@ -283,3 +284,15 @@ async def test_matching_filters_in_sql_by_number_or_text_within_scope(store: Sto
         assert [f.text for f in await facts.matching(ALICE_R1, "_", limit=25)] == []
         assert len(await facts.matching(ALICE_R1, "", limit=1)) == 1
         assert await facts.matching(ALICE_R2, "chess", limit=25) == []
+
+
+async def test_a_full_disk_is_its_own_error_and_writes_nothing(store: Store) -> None:
+    async with store.transaction() as transaction:
+        kept = await transaction.facts.add(ALICE_R1, NewFact("I live in Lyon"))
+    await fill_the_disk(store)
+    with pytest.raises(StorageFullError, match="disk holding the database is full"):
+        async with store.transaction() as transaction:
+            for number in range(200):
+                await transaction.facts.add(ALICE_R1, NewFact(f"fact {number} " + "x" * 2000))
+    async with store.transaction() as transaction:
+        assert [f.id for f in await transaction.facts.list_in_scope(ALICE_R1)] == [kept.id]

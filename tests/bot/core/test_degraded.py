@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import text
 
 from bot.core import MEMORY_APOLOGY, ConversationCore, CoreSettings
+from bot.core.core import STORAGE_FULL_APOLOGY
 from bot.messages import IncomingMessage
 from memory.embedding import Embedder, OllamaEmbedder
 from memory.index import LanceFactIndex
@@ -17,6 +18,7 @@ from memory.recall import Recaller, RecallSettings
 from memory.store import Store
 from memory.write.writer import MemoryWriter, WriteSettings
 from tests.bot.core.harness import START, open_harness
+from tests.memory.full_disk import fill_the_disk
 
 
 def closed_port() -> int:
@@ -88,3 +90,29 @@ async def test_broken_fact_storage_gets_a_short_apology(
         await bot.app.aclose()
     assert "memory failed for matrix:alice in matrix:dm" in caplog.text
     assert "no such table: facts" in caplog.text
+
+
+async def test_a_full_disk_is_said_plainly_and_changes_nothing(
+    tmp_path: Path, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    bot = await open_harness(tmp_path, embedder)
+    replies: list[str] = []
+    try:
+        # Each verse resembles the last: the model is asked, and keeps it as a new fact.
+        bot.mind.decisions += ['{"decisions": [{"fact": 1, "action": "ADD", "target": null}]}'] * 30
+        await fill_the_disk(bot.app.store)
+        # Pages still have room here and there; long facts use it up within a few messages.
+        for number in range(30):
+            verse = f"verse {number} " + "my favourite poem goes like this " * 90
+            replies.append(await bot.say("alice", f"remember that {verse}"))
+            if replies[-1] == STORAGE_FULL_APOLOGY:
+                break
+        listing = await bot.say("alice", "!memory list")
+    finally:
+        await bot.app.aclose()
+    assert replies[-1] == STORAGE_FULL_APOLOGY
+    kept = len(replies) - 1
+    assert all(reply.startswith("Got it") for reply in replies[:-1])
+    assert f"verse {kept - 1} " in listing if kept else "verse" not in listing
+    assert f"verse {kept} " not in listing
+    assert "free disk space where storage.data_dir is" in caplog.text

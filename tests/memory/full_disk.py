@@ -1,0 +1,39 @@
+"""A real full disk for SQLite: the database may not grow, and its free space is used up.
+
+``PRAGMA max_page_count`` makes SQLite answer SQLITE_FULL ("database or disk is full"), the
+same error a full file system gives, on every connection opened after the cap. Filler rows
+then take the space left inside the existing pages, so the next real write cannot fit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import event, text
+
+from memory.errors import StorageFullError
+from memory.store import Store
+
+FILLER_SIZES = (65536, 4096, 512, 64, 8, 1)
+
+
+async def fill_the_disk(store: Store) -> None:
+    async with store.transaction() as transaction:
+        await transaction.session.execute(text("CREATE TABLE IF NOT EXISTS filler (b BLOB)"))
+        pages = (await transaction.session.execute(text("PRAGMA page_count"))).scalar_one()
+
+    def cap(dbapi_connection: Any, connection_record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA max_page_count = {int(pages)}")
+        cursor.close()
+
+    event.listen(store.database.engine.sync_engine, "connect", cap)
+    await store.database.engine.dispose()
+    for size in FILLER_SIZES:
+        while True:
+            try:
+                async with store.transaction() as transaction:
+                    insert = text("INSERT INTO filler VALUES (zeroblob(:size))")
+                    await transaction.session.execute(insert, {"size": size})
+            except StorageFullError:
+                break
