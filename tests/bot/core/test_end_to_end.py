@@ -249,3 +249,19 @@ async def test_a_message_without_text_gets_a_clear_answer(bot: Harness) -> None:
     assert await bot.say("alice", "   ") == "I can only read text, and your message had none."
     assert bot.llm.calls == []
     assert await bot.send("alice", " ", room="!r:x", mention=False) == []
+
+
+async def test_a_ten_megabyte_message_is_cut_answered_and_learned_from_in_part(
+    bot: Harness,
+) -> None:
+    opening = "I collect stamps. "
+    huge = opening + "y" * (10 * 1024 * 1024)
+    read = huge[:4000]
+    bot.mind.facts[read] = [fact("I collect stamps", "hobby")]
+    reply = await bot.say("alice", huge)
+    note = f"(Your message was {len(huge)} characters long; I only read the first 4000.)"
+    assert reply.endswith(note)
+    assert reply_calls(bot.llm)[0].messages[-1].content == read
+    assert all(len(call.prompt_text) < 20_000 for call in bot.llm.calls)
+    assert [call.messages[-1].content for call in extraction_calls(bot.llm)] == [read]
+    assert await facts_of(bot) == ["I collect stamps"]
