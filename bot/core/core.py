@@ -49,6 +49,7 @@ APOLOGY = (
     "Sorry, I can't answer right now: my language model is not available. Please try again later."
 )
 NO_TEXT = "I can only read text, and your message had none."
+EMPTY_ANSWER = "Sorry, my language model gave me an empty answer. Please ask again."
 MEMORY_APOLOGY = (
     "Sorry, my memory is not working right now, so I can't do that. The operator's log says why."
 )
@@ -183,6 +184,13 @@ class ConversationCore:
             log.error("could not answer %s in %s: %s", message.user_key, scope.room, error)
             await self._keep_turns(message, scope.room, text, None)
             return APOLOGY
+        if not reply.text.strip():
+            # Platforms refuse an empty message; the person would hear nothing at all.
+            log.warning(
+                "the language model answered %s in %s with empty text", message.user_key, scope.room
+            )
+            await self._keep_turns(message, scope.room, text, None)
+            return EMPTY_ANSWER
         await self._keep_turns(message, scope.room, text, reply.text)
         return reply.text if reply.notice is None else f"{reply.text}\n\n{reply.notice}"
 

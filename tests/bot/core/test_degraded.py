@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import text
 
 from bot.core import MEMORY_APOLOGY, ConversationCore, CoreSettings
-from bot.core.core import STORAGE_FULL_APOLOGY
+from bot.core.core import EMPTY_ANSWER, STORAGE_FULL_APOLOGY
 from bot.messages import IncomingMessage
 from memory.embedding import Embedder, OllamaEmbedder
 from memory.index import LanceFactIndex
@@ -116,3 +116,15 @@ async def test_a_full_disk_is_said_plainly_and_changes_nothing(
     assert f"verse {kept - 1} " in listing if kept else "verse" not in listing
     assert f"verse {kept} " not in listing
     assert "free disk space where storage.data_dir is" in caplog.text
+
+
+async def test_an_empty_answer_from_the_model_is_not_sent_as_silence(
+    tmp_path: Path, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    bot = await open_harness(tmp_path, embedder)
+    bot.mind.replies.append("  \n ")
+    try:
+        assert await bot.say("alice", "hello") == EMPTY_ANSWER
+    finally:
+        await bot.app.aclose()
+    assert "answered" in caplog.text and "with empty text" in caplog.text
