@@ -15,8 +15,10 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from nio import (
+    AccountDataEvent,
     AsyncClient,
     InviteMemberEvent,
+    JoinResponse,
     LocalProtocolError,
     MatrixRoom,
     MegolmEvent,
@@ -30,6 +32,7 @@ from nio import (
 
 from adapters.matrix.allowlist import AllowList
 from adapters.matrix.delivery import Deliverer
+from adapters.matrix.direct import DirectRooms, is_direct_invite
 from adapters.matrix.errors import MatrixLoginError
 from adapters.matrix.normalise import TextEvent, room_id_of, to_incoming
 from adapters.matrix.relations import relations_of
@@ -68,6 +71,7 @@ class MatrixAdapter:
         self._core = core
         self._allowed_users = allowed_users
         self._deliverer = Deliverer(client, max_message_chars)
+        self._direct = DirectRooms(client)
         self._wanted_display_name = display_name
         self._display_name: str | None = None
         self._room_locks: dict[str, asyncio.Lock] = {}
@@ -82,6 +86,10 @@ class MatrixAdapter:
 
     async def run(self) -> None:
         """Sync until cancelled. History from before start-up is skipped, not answered."""
+        await self._direct.load()
+        self._client.add_global_account_data_callback(
+            self._direct.on_account_data, AccountDataEvent
+        )
         self._client.add_event_callback(self._on_invite, InviteMemberEvent)
         first = await self._client.sync(timeout=0, full_state=True)
         if not isinstance(first, SyncResponse):
@@ -158,6 +166,8 @@ class MatrixAdapter:
             return
         response = await self._client.join(room.room_id)
         logger.info("joined %s on the invite of %s: %s", room.room_id, event.sender, response)
+        if isinstance(response, JoinResponse) and is_direct_invite(event.content):
+            await self._direct.record(room.room_id, event.sender)
 
     def _accepts(self, room: MatrixRoom, sender: str) -> bool:
         if sender == self.user_id:
@@ -192,7 +202,7 @@ class MatrixAdapter:
         message = to_incoming(
             event,
             relations,
-            is_direct=room.member_count <= 2,
+            is_direct=self._direct.partner(room) == event.sender,
             bot_user_id=self.user_id,
             bot_names=names,
             reply_to_bot=reply_to_bot,
@@ -221,7 +231,7 @@ class MatrixAdapter:
     ) -> None:
         """Matrix has no "only you can see this": a private answer asked for in a group room
         goes to the person's 1:1 room with the bot, and the group only hears where it went."""
-        direct_room = self._direct_room_with(event.sender)
+        direct_room = self._direct.room_with(event.sender, self._client.rooms.values())
         note = PRIVATE_ELSEWHERE_NOTICE if direct_room else PRIVATE_NO_DM_NOTICE
         if direct_room is not None:
             private = replace(answer, reply_to_id=None, thread_id=None)
@@ -233,14 +243,6 @@ class MatrixAdapter:
             thread_root_id=answer.thread_id,
             notice=True,
         )
-
-    def _direct_room_with(self, user_id: str) -> str | None:
-        for candidate in self._client.rooms.values():
-            members = set(candidate.users)
-            if candidate.member_count <= 2 and members == {user_id, self.user_id}:
-                room_id: str = candidate.room_id
-                return room_id
-        return None
 
     async def _is_bot_event(self, room_id: str, event_id: str | None) -> bool:
         if event_id is None:
