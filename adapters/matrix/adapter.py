@@ -193,16 +193,22 @@ class MatrixAdapter:
             content=content,
             server_timestamp_ms=event.server_timestamp,
         )
-        self._spawn(room.room_id, lambda: self._answer(room, text_event))
+        # Classified now, when the room is as it was when the message was sent, and again when
+        # the answer starts: a DM only if it was one both times.
+        sent_in_dm = self._in_dm(room, event.sender)
+        self._spawn(room.room_id, lambda: self._answer(room, text_event, sent_in_dm))
 
-    async def _answer(self, room: MatrixRoom, event: TextEvent) -> None:
+    def _in_dm(self, room: MatrixRoom, sender: str) -> bool:
+        return self._direct.partner(room) == sender
+
+    async def _answer(self, room: MatrixRoom, event: TextEvent, sent_in_dm: bool) -> None:
         relations = relations_of(event.content)
         reply_to_bot = await self._is_bot_event(room.room_id, relations.reply_to_event_id)
         names = [name for name in (self._display_name, room.user_name(self.user_id)) if name]
         message = to_incoming(
             event,
             relations,
-            is_direct=self._direct.partner(room) == event.sender,
+            is_direct=sent_in_dm and self._in_dm(room, event.sender),
             bot_user_id=self.user_id,
             bot_names=names,
             reply_to_bot=reply_to_bot,
