@@ -14,7 +14,9 @@ from adapters.matrix import ConversationCore, MatrixAdapter, log_in
 from adapters.matrix.allowlist import AllowList
 from adapters.matrix.settings import MatrixConnection, PasswordLogin
 from bot.messages import IncomingMessage, OutgoingMessage
+from memory.embedding import Embedder
 from tests.adapters.matrix.people import Person
+from tests.bot.core.harness import Harness, open_harness
 from tests.servers.synapse import RegisteredUser, SynapseServer
 
 
@@ -148,3 +150,11 @@ async def make_person(
     yield make
     for person in people:
         await person.close()
+
+
+@pytest.fixture
+async def mnemo(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Harness]:
+    """The real core on temp files, with the scripted LLM."""
+    harness = await open_harness(tmp_path, embedder)
+    yield harness
+    await harness.app.aclose()

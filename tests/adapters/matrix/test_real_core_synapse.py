@@ -8,53 +8,21 @@ writer and recaller) except the LLM's judgement, which is the scripted test doub
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 
 import pytest
 
 from adapters.matrix.adapter import PRIVATE_ELSEWHERE_NOTICE
-from memory.embedding import Embedder
 from tests.adapters.matrix.conftest import StartBot
+from tests.adapters.matrix.conversation import Conversation, dm
 from tests.adapters.matrix.people import Person
-from tests.bot.core.harness import Harness, fact, open_harness
+from tests.bot.core.harness import Harness, fact
 
 pytestmark = pytest.mark.synapse
 
 MakePerson = Callable[..., Awaitable[Person]]
 CAT = "I have a cat named Miso."
 NOTHING = "I don't remember anything about you here"
-
-
-@pytest.fixture
-async def mnemo(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Harness]:
-    harness = await open_harness(tmp_path, embedder)
-    yield harness
-    await harness.app.aclose()
-
-
-class Conversation:
-    """One person in one room with the bot: say something, get the bot's next answer."""
-
-    def __init__(self, person: Person, room_id: str, bot_id: str, mnemo: Harness) -> None:
-        self.person = person
-        self.room_id = room_id
-        self.bot_id = bot_id
-        self.mnemo = mnemo
-
-    async def say(self, text: str, **extra: object) -> str:
-        sent = await self.person.send(self.room_id, text, **extra)
-        answer = await self.person.wait_for_reply(self.bot_id, self.room_id, sent)
-        # The memory write runs after the reply; let it finish before the next message.
-        await self.mnemo.app.core.wait_idle()
-        await self.mnemo.app.writer.drain()
-        return answer.body
-
-
-async def dm(person: Person, bot_id: str, mnemo: Harness, *, encrypted: bool) -> Conversation:
-    room_id = await person.create_room([bot_id], direct=True, encrypted=encrypted)
-    await person.wait_for_members(room_id, {person.user_id, bot_id})
-    return Conversation(person, room_id, bot_id, mnemo)
 
 
 @pytest.mark.parametrize("encrypted", [False, True], ids=["plain", "encrypted"])
