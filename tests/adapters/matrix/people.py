@@ -21,6 +21,7 @@ from nio import (
     MegolmEvent,
     MemoryDownloadResponse,
     RoomCreateResponse,
+    RoomInviteResponse,
     RoomMessage,
     RoomSendResponse,
     TypingNoticeEvent,
@@ -182,6 +183,10 @@ class Person:
 
     async def join(self, room_id: str) -> None:
         await self.client.join(room_id)
+
+    async def invite(self, room_id: str, user_id: str) -> None:
+        response = await self.client.room_invite(room_id, user_id)
+        assert isinstance(response, RoomInviteResponse), response
 
     async def wait_for_members(self, room_id: str, members: set[str]) -> None:
         """Until everyone named has joined, as this person's client sees it."""
