@@ -236,7 +236,7 @@ class MatrixAdapter:
         self, room: MatrixRoom, event: TextEvent, answer: OutgoingMessage
     ) -> None:
         """Matrix has no "only you can see this": a private answer asked for in a group room
-        goes to the person's 1:1 room with the bot, and the group only hears where it went."""
+        goes to the person's DM with the bot, and the group only hears where it went."""
         direct_room = self._direct.room_with(event.sender, self._client.rooms.values())
         note = PRIVATE_ELSEWHERE_NOTICE if direct_room else PRIVATE_NO_DM_NOTICE
         if direct_room is not None:
