@@ -17,6 +17,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from memory.scope import ScopeMode
+from memory.write.candidates import CALIBRATED_CANDIDATE_THRESHOLD
 
 DEFAULT_CONFIG_PATH = Path("mnemo.toml")
 ENVIRONMENT_PREFIX = "MNEMO_"
@@ -56,7 +57,7 @@ class MemorySettings(Section):
     scope_mode: ScopeMode = ScopeMode.USER_ROOM
     # From `mnemo calibrate` on the shipped pairs with all-MiniLM-L6-v2 (docs/benchmarks.md):
     # the lowest pair that must be a candidate scores 0.36, minus a 0.05 margin for recall.
-    candidate_threshold: float = Field(0.3, ge=-1.0, le=1.0)
+    candidate_threshold: float = Field(CALIBRATED_CANDIDATE_THRESHOLD, ge=-1.0, le=1.0)
     candidate_limit: int = Field(5, ge=1, le=50)
     recall_top_k: int = Field(6, ge=1, le=100)
     max_destructive_actions: int = Field(3, ge=0)

@@ -22,6 +22,7 @@ from memory.llm import LanguageModel
 from memory.records import Action, Actor, FactEvent, PendingWrite
 from memory.scope import Scope, ScopeMode
 from memory.store import EventDraft, Store, StoreTransaction, utc_now
+from memory.write.candidates import CALIBRATED_CANDIDATE_THRESHOLD
 from memory.write.errors import UnusableModelOutput, WriteError
 from memory.write.extraction import ProposedFact
 from memory.write.guards import Guard
@@ -43,7 +44,7 @@ REMEMBERED_CATEGORY = "other"
 
 @dataclass(frozen=True)
 class WriteSettings:
-    candidate_threshold: float = 0.5
+    candidate_threshold: float = CALIBRATED_CANDIDATE_THRESHOLD
     candidate_limit: int = 5
     max_destructive_actions: int = 3
     retry_base_seconds: float = 30.0

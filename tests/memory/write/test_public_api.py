@@ -50,4 +50,4 @@ def test_write_settings_defaults() -> None:
         settings.max_destructive_actions,
         settings.retry_base_seconds,
         settings.retry_max_seconds,
-    ) == (0.5, 5, 3, 30.0, 3600.0)
+    ) == (0.3, 5, 3, 30.0, 3600.0)
