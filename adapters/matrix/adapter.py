@@ -86,7 +86,7 @@ class MatrixAdapter:
 
     async def run(self) -> None:
         """Sync until cancelled. History from before start-up is skipped, not answered."""
-        await self._direct.load()
+        # Before the first sync: its full state brings the whole m.direct, even with a token.
         self._client.add_global_account_data_callback(
             self._direct.on_account_data, AccountDataEvent
         )

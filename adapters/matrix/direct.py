@@ -95,15 +95,9 @@ class DirectRooms:
         user_id: str = self._client.user_id
         return user_id
 
-    async def load(self) -> None:
-        """Read ``m.direct`` from the homeserver: an incremental sync does not repeat it."""
-        try:
-            self._listed = partners_by_room(await self._fetch())
-        except DirectDataUnavailable as error:
-            logger.warning("could not read m.direct, no room counts as a DM yet: %s", error)
-
     async def on_account_data(self, event: AccountDataEvent) -> None:
-        """Follows ``m.direct`` as sync delivers it (changes by the bot or another client)."""
+        """Follows ``m.direct`` as sync delivers it: all of it in a ``full_state`` sync (the
+        adapter's first), then its changes, by the bot or another client of its account."""
         if isinstance(event, UnknownAccountDataEvent) and event.type == DIRECT_EVENT_TYPE:
             self._listed = partners_by_room(event.content)
 
