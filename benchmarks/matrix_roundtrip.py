@@ -93,7 +93,8 @@ def main() -> None:
         server = SynapseServer(python, directory / "synapse")
         server.start()
         try:
-            print(f"synapse start-up        {server.startup_seconds * 1000:7.1f} ms")
+            startup = server.startup_seconds or 0.0
+            print(f"synapse start-up        {startup * 1000:7.1f} ms")
             asyncio.run(measure(directory, server, arguments.messages))
         finally:
             server.stop()

@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -22,7 +22,7 @@ from tests.servers.synapse import RegisteredUser, SynapseServer, free_port
 MakePerson = Callable[..., Awaitable[Person]]
 
 
-def write_config(path: Path, matrix: dict[str, object], data_dir: Path) -> Path:
+def write_config(path: Path, matrix: Mapping[str, object], data_dir: Path) -> Path:
     lines = [
         "[storage]",
         f"data_dir = {json.dumps(str(data_dir))}",

@@ -12,7 +12,9 @@ from bot.messages import IncomingMessage
 from memory.scope import Scope
 
 
-def group_message(text: str, **flags: bool) -> IncomingMessage:
+def group_message(
+    text: str, *, is_direct: bool = False, mentions_bot: bool = False, reply_to_bot: bool = False
+) -> IncomingMessage:
     return IncomingMessage(
         platform="matrix",
         user_key="matrix:@alice:example.org",
@@ -20,8 +22,9 @@ def group_message(text: str, **flags: bool) -> IncomingMessage:
         room_key="matrix:!room:example.org",
         text=text,
         time=datetime(2026, 11, 29, tzinfo=UTC),
-        is_direct=flags.pop("is_direct", False),
-        **flags,
+        is_direct=is_direct,
+        mentions_bot=mentions_bot,
+        reply_to_bot=reply_to_bot,
     )
 
 
