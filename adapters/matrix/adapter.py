@@ -25,6 +25,7 @@ from nio import (
     ProfileGetDisplayNameResponse,
     ProfileSetDisplayNameResponse,
     RoomGetEventResponse,
+    RoomMemberEvent,
     RoomMessageText,
     SyncError,
     SyncResponse,
@@ -91,9 +92,14 @@ class MatrixAdapter:
             self._direct.on_account_data, AccountDataEvent
         )
         self._client.add_event_callback(self._on_invite, InviteMemberEvent)
+        # A DM that had a third member becomes a group room for good: checked at each membership
+        # change, before the messages after it, and after each sync (its state part too).
+        self._client.add_event_callback(self._direct.on_member, RoomMemberEvent)
         first = await self._client.sync(timeout=0, full_state=True)
         if not isinstance(first, SyncResponse):
             raise ConnectionError(f"first sync with the homeserver failed: {first}")
+        await self._direct.on_sync(first)
+        self._client.add_response_callback(self._direct.on_sync, SyncResponse)
         self._display_name = await self._ensure_display_name()
         # Registered only now: whatever the first sync delivered was said before start-up.
         self._client.add_event_callback(self._on_text, RoomMessageText)

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from nio import MatrixRoom
 
-from adapters.matrix.direct import dm_partner, is_direct_invite, partners_by_room, with_room
+from adapters.matrix.direct import (
+    dm_partner,
+    has_outsider,
+    is_direct_invite,
+    partners_by_room,
+    with_room,
+    without_room,
+)
 
 BOT = "@mnemo:example.org"
 ALICE = "@alice:example.org"
@@ -43,6 +50,17 @@ def test_a_room_the_bot_is_not_in_is_no_dm() -> None:
     assert dm_partner(room(ALICE, BOB), BOT, {ALICE, BOB}) is None
 
 
+def test_anyone_but_the_partner_ever_seen_in_a_dm_makes_it_a_group_room_for_good() -> None:
+    # Bob, joined, invited or gone again, was in it: the room stays a group room.
+    assert has_outsider({ALICE, BOB}, {ALICE})
+    assert has_outsider({BOB}, {ALICE})
+    # Two people listed for one room: still only one of them at a time.
+    assert has_outsider({ALICE, BOB}, {ALICE, BOB})
+    assert not has_outsider({ALICE}, {ALICE})
+    # Alice left: nobody else came.
+    assert not has_outsider(set(), {ALICE})
+
+
 def test_only_a_true_is_direct_marks_an_invite() -> None:
     assert is_direct_invite({"membership": "invite", "is_direct": True})
     assert not is_direct_invite({"membership": "invite"})
@@ -68,3 +86,14 @@ def test_recording_a_dm_keeps_what_was_there() -> None:
         "@carol:x": ["!c:x"],
     }
     assert with_room(content, ALICE, "!a:x") is None
+
+
+def test_a_demoted_dm_is_taken_out_of_everyones_dms_and_the_rest_is_kept() -> None:
+    content = {ALICE: ["!a:x", "!shared:x"], BOB: ["!shared:x"], "@carol:x": ["!c:x"]}
+
+    assert without_room(content, "!shared:x") == {
+        ALICE: ["!a:x"],
+        BOB: [],
+        "@carol:x": ["!c:x"],
+    }
+    assert without_room(content, "!other:x") is None
