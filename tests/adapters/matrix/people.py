@@ -22,6 +22,7 @@ from nio import (
     MemoryDownloadResponse,
     RoomCreateResponse,
     RoomInviteResponse,
+    RoomLeaveResponse,
     RoomMessage,
     RoomSendResponse,
     TypingNoticeEvent,
@@ -183,6 +184,10 @@ class Person:
 
     async def join(self, room_id: str) -> None:
         await self.client.join(room_id)
+
+    async def leave(self, room_id: str) -> None:
+        response = await self.client.room_leave(room_id)
+        assert isinstance(response, RoomLeaveResponse), response
 
     async def invite(self, room_id: str, user_id: str) -> None:
         response = await self.client.room_invite(room_id, user_id)

@@ -3,7 +3,7 @@
 A DM is a room created as one (``is_direct`` on the bot's invite, kept in the bot's
 ``m.direct``) with only the bot and that person in it. Its facts (``matrix:dm``) never reach a
 room someone else can read, or could read later: a two-member room created without
-``is_direct`` is a group room.
+``is_direct`` is a group room, and so is, for good, a DM that anyone else has been in.
 """
 
 from __future__ import annotations
@@ -52,6 +52,12 @@ async def bot_m_direct(synapse: SynapseServer, store: Path, bot_id: str) -> dict
     response.raise_for_status()
     content: dict[str, Any] = response.json()
     return content
+
+
+async def m_direct_rooms(synapse: SynapseServer, store: Path, bot_id: str) -> set[str]:
+    """Every room the bot's ``m.direct`` lists, for anyone."""
+    content = await bot_m_direct(synapse, store, bot_id)
+    return {room_id for room_ids in content.values() for room_id in room_ids}
 
 
 async def two_member_room(person: Person, bot_id: str, mnemo: Harness) -> Conversation:
@@ -167,3 +173,47 @@ async def test_a_dm_that_gains_a_third_member_is_a_group_room(
     # One answer before Bob came, one after: none to the unaddressed question.
     messages = await alice.person.wait_for_messages(bot_id, alice.room_id, 2)
     assert [m.body for m in messages] == ["Noted!", "I don't know your cat's name here."]
+
+
+async def test_a_dm_that_had_a_third_member_stays_a_group_room(
+    start_bot: StartBot,
+    make_person: MakePerson,
+    mnemo: Harness,
+    synapse: SynapseServer,
+    tmp_path: Path,
+) -> None:
+    mnemo.mind.facts[CAT] = [fact("I have a cat named Miso", "possession")]
+    mnemo.mind.replies += ["Noted!", "I don't know your cat's name here.", "Still no idea here."]
+    bot = await start_bot(mnemo.app.core, display_name="Mnemo")
+    bot_id = bot.adapter.user_id
+    alice = await dm(await make_person("alice"), bot_id, mnemo, encrypted=False)
+    bob = await make_person("bob")
+    await alice.say(CAT)
+    calls_before = len(mnemo.llm.calls)
+    store = tmp_path / "bot-store"
+
+    await alice.person.invite(alice.room_id, bob.user_id)
+    await bob.join(alice.room_id)
+    await alice.person.wait_for_members(alice.room_id, {alice.person.user_id, bob.user_id})
+    await bob.leave(alice.room_id)
+    # Only Alice and the bot again, but Bob may have read the history and may come back.
+    await alice.person.send(alice.room_id, QUESTION)
+    assert await alice.say(f"Mnemo, {QUESTION}") == "I don't know your cat's name here."
+    assert alice.room_id not in await m_direct_rooms(synapse, store, bot_id)
+
+    await bot.stop()
+    await start_bot(mnemo.app.core, display_name="Mnemo")
+    await alice.person.send(alice.room_id, QUESTION)
+    assert await alice.say(f"Mnemo, {QUESTION}") == "Still no idea here."
+
+    assert all(call.messages[-1].content != QUESTION for call in mnemo.llm.calls)
+    assert all("Miso" not in call.prompt_text for call in mnemo.llm.calls[calls_before:])
+    # The room is answered in order, so an answer to an unaddressed message would come first.
+    messages = await alice.person.wait_for_messages(bot_id, alice.room_id, 3)
+    assert [m.body for m in messages] == [
+        "Noted!",
+        "I don't know your cat's name here.",
+        "Still no idea here.",
+    ]
+    assert all("Miso" not in m.body for m in alice.person.messages_from(bot_id, alice.room_id))
+    assert alice.room_id not in await m_direct_rooms(synapse, store, bot_id)
