@@ -43,7 +43,7 @@ class Invocation:
     path: tuple[str, ...] = field(default_factory=tuple)
 
     def usage(self, spec: CommandSpec) -> str:
-        return f"{self.prefix}{spec.usage}"
+        return prefixed(self.prefix, spec.usage)
 
     def shifted(self, name: str, arguments: str) -> Invocation:
         """The invocation a sub-command sees: its own name consumed."""
@@ -55,6 +55,11 @@ class Command(Protocol):
     def spec(self) -> CommandSpec: ...
 
     async def run(self, invocation: Invocation) -> CommandReply: ...
+
+
+def prefixed(prefix: str, usage: str) -> str:
+    """``usage`` with the command prefix on each alternative ("a | b" -> "!a | !b")."""
+    return " | ".join(f"{prefix}{alternative}" for alternative in usage.split(" | "))
 
 
 def split_first(arguments: str) -> tuple[str, str]:
@@ -87,7 +92,7 @@ class CommandRegistry:
         return self.resolve(name) is not None
 
     def help_lines(self, prefix: str) -> list[str]:
-        return [f"{prefix}{c.spec.usage} - {c.spec.summary}" for c in self._commands]
+        return [f"{prefixed(prefix, c.spec.usage)} - {c.spec.summary}" for c in self._commands]
 
     async def dispatch(self, name: str, invocation: Invocation) -> CommandReply:
         """Run command ``name``; a CommandError anywhere inside becomes the reply."""

@@ -37,7 +37,7 @@ async def bot(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Harness]:
         ),
         ("!memory list 0", "The page must be a number from 1. Usage: !memory list [page]"),
         ("!memory search", "What should I look for? Usage: !memory search <words>"),
-        ("!memory forget all now", "Usage: !memory forget <n> | memory forget all"),
+        ("!memory forget all now", "Usage: !memory forget <n> | !memory forget all"),
         ("!memory frobnicate", "I don't know the command !frobnicate. Commands: !list, !search"),
         ("!remember", "What should I remember? Usage: !remember <fact>"),
         ("!search", "What should I search for? Usage: !search <question>"),
