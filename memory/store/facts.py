@@ -31,14 +31,17 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def visible_in(scope: Scope) -> ColumnElement[bool]:
-    """The SQL condition for facts that ``scope`` may see (owner always, rooms by mode)."""
+def visible_in(
+    scope: Scope, table: type[FactRow] | type[FactEventRow] = FactRow
+) -> ColumnElement[bool]:
+    """The SQL condition for rows of ``table`` (facts, or their events) that ``scope`` may
+    see: the owner always, the rooms by the scope's mode."""
     rooms = scope.visible_rooms()
-    condition = FactRow.owner == scope.owner
+    condition = table.owner == scope.owner
     if rooms.only is not None:
-        condition = and_(condition, FactRow.room == rooms.only)
+        condition = and_(condition, table.room == rooms.only)
     if rooms.exclude is not None:
-        condition = and_(condition, FactRow.room != rooms.exclude)
+        condition = and_(condition, table.room != rooms.exclude)
     return condition
 
 
@@ -271,12 +274,7 @@ class FactRepository:
         self, scope: Scope, *, actors: Sequence[Actor], limit: int = 20
     ) -> list[FactEvent]:
         """The newest events of ``scope``'s owner and rooms by ``actors``, newest first."""
-        rooms = scope.visible_rooms()
-        condition = FactEventRow.owner == scope.owner
-        if rooms.only is not None:
-            condition = and_(condition, FactEventRow.room == rooms.only)
-        if rooms.exclude is not None:
-            condition = and_(condition, FactEventRow.room != rooms.exclude)
+        condition = visible_in(scope, FactEventRow)
         query = (
             select(FactEventRow)
             .where(condition, FactEventRow.actor.in_([a.value for a in actors]))
@@ -292,12 +290,7 @@ class FactRepository:
 
         The filters are in the query, so a long run of NONE events cannot hide older changes.
         """
-        rooms = scope.visible_rooms()
-        condition = FactEventRow.owner == scope.owner
-        if rooms.only is not None:
-            condition = and_(condition, FactEventRow.room == rooms.only)
-        if rooms.exclude is not None:
-            condition = and_(condition, FactEventRow.room != rooms.exclude)
+        condition = visible_in(scope, FactEventRow)
         query = (
             select(FactEventRow)
             .where(
