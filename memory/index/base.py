@@ -35,6 +35,11 @@ class VectorIndex(Protocol):
 
     async def delete(self, fact_ids: Sequence[int]) -> None: ...
 
+    async def erase(self, fact_ids: Sequence[int]) -> None:
+        """Delete the rows and leave no trace of them, or of any row deleted before, in
+        whatever the index stores (for ``forget``: gone for good when this returns)."""
+        ...
+
     async def search(
         self,
         scope: Scope,
@@ -51,7 +56,8 @@ class VectorIndex(Protocol):
         ...
 
     async def optimize(self) -> None:
-        """Housekeeping after many small writes (compaction, index refresh)."""
+        """Housekeeping after many small writes (compaction, index refresh, old versions
+        removed)."""
         ...
 
     async def aclose(self) -> None: ...

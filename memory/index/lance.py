@@ -1,13 +1,23 @@
-"""The LanceDB vector index of active facts (derived data; SQLite is the truth)."""
+"""The LanceDB vector index of active facts (derived data; SQLite is the truth).
+
+Retention: the index keeps only its latest version. Old versions buy nothing that reconcile
+cannot rebuild from SQLite, and they hold the bytes of deleted rows, so every compaction
+removes them. Removing files a search still reads would break it, so searches hold a shared
+lock and the removal an exclusive one (one process per data folder: other processes are not
+guarded).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import warnings
 from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import aiorwlock
 import lancedb
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +31,11 @@ from memory.scope import Scope
 log = logging.getLogger(__name__)
 
 TABLE_NAME = "facts"
+COLUMNS = ("fact_id", "owner_digest", "room_digest", "text", "model", "vector")
+# Compaction keeps versions younger than this; the prune that follows removes them all.
+_KEEP_DURING_COMPACTION = timedelta(days=3650)
+# Removing every old version at once is what we want (the lock above guards our readers).
+warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)", category=UserWarning)
 
 
 def _schema(dimension: int) -> pa.Schema:
@@ -29,7 +44,14 @@ def _schema(dimension: int) -> pa.Schema:
             pa.field("fact_id", pa.int64(), nullable=False),
             pa.field("owner_digest", pa.string(), nullable=False),
             pa.field("room_digest", pa.string(), nullable=False),
-            pa.field("text", pa.string(), nullable=False),
+            # Facts are short, the vectors dominate the size: stored plain, the words of a
+            # forgotten fact can be checked to be gone from every byte of the folder.
+            pa.field(
+                "text",
+                pa.string(),
+                nullable=False,
+                metadata={"lance-encoding:compression": "none"},
+            ),
             pa.field("model", pa.string(), nullable=False),
             pa.field("vector", pa.list_(pa.float32(), dimension), nullable=False),
         ]
@@ -51,11 +73,12 @@ class LanceFactIndex:
         # (1k facts: 3.8 ms, 21 ms after 100 single writes); compacting takes ~0.07 s.
         self._optimize_every = optimize_every
         self._writes_since_optimize = 0
-        # Compaction racing a delete can fail its commit: writes to the table take turns.
+        # Compaction racing a delete can fail its commit: writes to the table take turns
+        # (building the full-text index is a write too).
         self._write_lock = asyncio.Lock()
+        # Searches read old versions' files until they finish; pruning waits for them.
+        self._files_lock = aiorwlock.RWLock()
         self._has_full_text_index = False
-        # Two first hybrid queries at once must not both build the full-text index.
-        self._full_text_lock = asyncio.Lock()
 
     @classmethod
     async def open(
@@ -151,7 +174,8 @@ class LanceFactIndex:
         if min_similarity is not None:
             query = query.distance_range(upper_bound=1.0 - min_similarity)
         try:
-            rows = await query.to_list()
+            async with self._files_lock.reader:
+                rows = await query.to_list()
         except (OSError, RuntimeError, ValueError) as error:
             raise VectorIndexError(f"cannot search the vector index: {error}") from error
         # LanceDB's cosine distance is 1 - cosine similarity.
@@ -167,14 +191,15 @@ class LanceFactIndex:
             return []
         try:
             await self._ensure_full_text_index()
-            rows = await (
-                self._table.query()
-                .nearest_to_text(query, columns="text")
-                .where(scope_where(scope))
-                .select(["fact_id", "_score"])
-                .limit(limit)
-                .to_list()
-            )
+            async with self._files_lock.reader:
+                rows = await (
+                    self._table.query()
+                    .nearest_to_text(query, columns="text")
+                    .where(scope_where(scope))
+                    .select(["fact_id", "_score"])
+                    .limit(limit)
+                    .to_list()
+                )
         except (OSError, RuntimeError, ValueError) as error:
             raise VectorIndexError(f"cannot search the facts' text: {error}") from error
         return [ScoredFactId(int(row["fact_id"]), float(row["_score"])) for row in rows]
@@ -182,7 +207,9 @@ class LanceFactIndex:
     async def _ensure_full_text_index(self) -> None:
         # Built on first use: only hybrid recall needs it. Rows added later are searched
         # unindexed until optimize() folds them in.
-        async with self._full_text_lock:
+        if self._has_full_text_index:
+            return
+        async with self._write_lock:
             if self._has_full_text_index:
                 return
             if "text" not in await self._indexed_columns():
@@ -190,20 +217,50 @@ class LanceFactIndex:
             self._has_full_text_index = True
 
     async def indexed_models(self) -> dict[int, str]:
-        rows = await self._table.query().select(["fact_id", "model"]).to_arrow()
+        async with self._files_lock.reader:
+            rows = await self._table.query().select(["fact_id", "model"]).to_arrow()
         return dict(zip(rows["fact_id"].to_pylist(), rows["model"].to_pylist(), strict=True))
 
     async def count(self) -> int:
-        return int(await self._table.count_rows())
+        async with self._files_lock.reader:
+            return int(await self._table.count_rows())
 
     async def optimize(self) -> None:
-        """Compact small fragments left by single-row writes and index the new rows."""
-        async with self._write_lock:
-            await self._optimize()
+        """Compact small fragments, index the new rows, and remove every older version."""
+        try:
+            async with self._write_lock:
+                await self._optimize()
+        except (OSError, RuntimeError, ValueError) as error:
+            raise VectorIndexError(f"cannot compact the vector index: {error}") from error
+
+    async def erase(self, fact_ids: Sequence[int]) -> None:
+        """Delete the rows, and leave no byte of them (or of any row deleted before) in any
+        file under the index folder.
+
+        A delete only marks rows in a deletion file, compaction keeps a fragment that holds
+        few deleted rows, and old versions keep the files that held them: so every live row
+        is rewritten into new files, the full-text index (whose posting lists keep deleted
+        documents) is built anew, and every older version is removed.
+        """
+        try:
+            async with self._write_lock:
+                if fact_ids:
+                    await self._table.delete(ids_where(list(fact_ids)))
+                await self._table.update(
+                    updates_sql={column: column for column in COLUMNS}, where="true"
+                )
+                if "text" in await self._indexed_columns():
+                    await self._table.create_index("text", config=lancedb.index.FTS(), replace=True)
+                await self._optimize()
+        except (OSError, RuntimeError, ValueError) as error:
+            raise VectorIndexError(f"cannot erase from the vector index: {error}") from error
 
     async def fragment_count(self) -> int:
         stats = await self._table.stats()
         return int(stats["fragment_stats"]["num_fragments"])
+
+    async def version_count(self) -> int:
+        return len(await self._table.list_versions())
 
     async def _count_write(self) -> None:
         self._writes_since_optimize += 1
@@ -211,7 +268,11 @@ class LanceFactIndex:
             await self._optimize()
 
     async def _optimize(self) -> None:
-        await self._table.optimize()
+        # Compaction and index refresh run beside searches; only the removal of the old
+        # versions' files (a no-op compaction and the prune) waits for them to finish.
+        await self._table.optimize(cleanup_older_than=_KEEP_DURING_COMPACTION)
+        async with self._files_lock.writer:
+            await self._table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
         self._writes_since_optimize = 0
 
     async def aclose(self) -> None:

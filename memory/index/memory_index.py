@@ -38,6 +38,10 @@ class InMemoryVectorIndex:
         for fact_id in fact_ids:
             self.rows.pop(fact_id, None)
 
+    async def erase(self, fact_ids: Sequence[int]) -> None:
+        """Nothing outlives a delete here: erasing is deleting."""
+        await self.delete(fact_ids)
+
     async def search(
         self,
         scope: Scope,

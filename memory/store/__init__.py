@@ -76,5 +76,10 @@ class Store:
                 pending=PendingWriteRepository(session),
             )
 
+    async def scrub(self) -> None:
+        """Make rows deleted so far unrecoverable from the database's files: called after a
+        forget commits, before "done" is answered (see docs/write-queue.md, section 3)."""
+        await self.database.truncate_wal()
+
     async def aclose(self) -> None:
         await self.database.aclose()

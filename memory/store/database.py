@@ -20,6 +20,8 @@ from sqlalchemy.ext.asyncio import (
 from memory.errors import StorageFullError, StoreError
 from memory.store.schema import Base
 
+BUSY_TIMEOUT_MILLISECONDS = 5000
+
 
 def _set_sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
     cursor = dbapi_connection.cursor()
@@ -27,7 +29,9 @@ def _set_sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MILLISECONDS}")
+    # Deleted rows are overwritten with zeros, not left in free pages: forgetting is for good.
+    cursor.execute("PRAGMA secure_delete=ON")
     cursor.close()
 
 
@@ -66,6 +70,35 @@ class Database:
                 yield session
         except SQLAlchemyError as error:
             raise translate_error(error) from error
+
+    async def truncate_wal(self, *, wait_seconds: float = 2.0) -> None:
+        """Copy the write-ahead log into the database and empty it, so that the older copies
+        of deleted rows it holds are gone from the files (``secure_delete`` zeroes them in
+        the database itself).
+
+        While a reader still uses the log, SQLite's busy handler retries for up to
+        ``wait_seconds`` (replies read in milliseconds); raises :class:`StoreError` if the
+        log could not be emptied by then.
+        """
+        try:
+            async with self.engine.connect() as connection:
+                await connection.exec_driver_sql(
+                    f"PRAGMA busy_timeout={round(wait_seconds * 1000)}"
+                )
+                try:
+                    result = await connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+                    busy = result.one()[0]
+                finally:
+                    await connection.exec_driver_sql(
+                        f"PRAGMA busy_timeout={BUSY_TIMEOUT_MILLISECONDS}"
+                    )
+        except SQLAlchemyError as error:
+            raise translate_error(error) from error
+        if busy:
+            raise StoreError(
+                "the database's log could not be emptied: another connection kept reading "
+                f"it for {wait_seconds:g} s; it is emptied at the next checkpoint"
+            )
 
     async def aclose(self) -> None:
         await self.engine.dispose()

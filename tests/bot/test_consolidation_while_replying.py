@@ -63,6 +63,9 @@ class SearchSpy:
     async def delete(self, fact_ids: Sequence[int]) -> None:
         await self.index.delete(fact_ids)
 
+    async def erase(self, fact_ids: Sequence[int]) -> None:
+        await self.index.erase(fact_ids)
+
     async def search(
         self,
         scope: Scope,

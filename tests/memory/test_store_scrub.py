@@ -1,0 +1,107 @@
+"""Scrubbing SQLite after a forget: the words are in no byte of the database, log or index file."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from memory.errors import StoreError
+from memory.records import NewFact
+from memory.scope import Scope
+from memory.store import Store
+from tests.memory.raw_bytes import files_containing
+
+ALICE = Scope("console:alice", "console:room1")
+SECRET = "zqxjpassvv"
+
+
+async def _remember_among_others(store: Store) -> int:
+    async with store.transaction() as transaction:
+        for n in range(200):
+            await transaction.facts.add(ALICE, NewFact(f"I own {n} plain stones"))
+        secret = await transaction.facts.add(ALICE, NewFact(f"My passphrase is {SECRET}"))
+        for n in range(200):
+            await transaction.facts.add(ALICE, NewFact(f"I saw {n} plain birds"))
+    return secret.id
+
+
+async def _forget(store: Store, fact_id: int) -> None:
+    async with store.transaction() as transaction:
+        assert await transaction.facts.erase(ALICE, fact_id) == [fact_id]
+
+
+async def test_secure_delete_is_on(store: Store) -> None:
+    async with store.transaction() as transaction:
+        value = (await transaction.session.execute(text("PRAGMA secure_delete"))).scalar_one()
+    assert value == 1
+
+
+async def test_forgotten_words_are_in_no_byte_of_the_database_files(
+    store: Store, tmp_path: Path
+) -> None:
+    secret_id = await _remember_among_others(store)
+    # The page holding the fact also holds others: it stays in use after the delete.
+    await store.scrub()
+    assert files_containing(tmp_path, SECRET) == ["mnemo.sqlite3"]
+
+    await _forget(store, secret_id)
+    assert files_containing(tmp_path, SECRET) != [], "the log still holds the old page"
+    await store.scrub()
+
+    assert files_containing(tmp_path, SECRET) == []
+    assert (tmp_path / "mnemo.sqlite3-wal").stat().st_size == 0
+    async with store.transaction() as transaction:
+        assert len(await transaction.facts.matching(ALICE, "plain", limit=1000)) == 400
+
+
+def _hold_a_read_snapshot(path: Path, opened: threading.Event, release: threading.Event) -> None:
+    connection = sqlite3.connect(path, isolation_level=None)
+    try:
+        connection.execute("BEGIN")
+        connection.execute("SELECT count(*) FROM facts").fetchone()
+        opened.set()
+        release.wait(timeout=30)
+        connection.execute("COMMIT")
+    finally:
+        connection.close()
+
+
+async def test_scrub_waits_for_a_reader_to_finish(store: Store, tmp_path: Path) -> None:
+    secret_id = await _remember_among_others(store)
+    opened, release = threading.Event(), threading.Event()
+    reader = threading.Thread(
+        target=_hold_a_read_snapshot, args=(tmp_path / "mnemo.sqlite3", opened, release)
+    )
+    reader.start()
+    await asyncio.to_thread(opened.wait, 10)
+    await _forget(store, secret_id)
+    asyncio.get_running_loop().call_later(0.3, release.set)
+
+    await store.scrub()
+
+    await asyncio.to_thread(reader.join, 10)
+    assert files_containing(tmp_path, SECRET) == []
+
+
+async def test_scrub_says_so_when_a_reader_never_lets_go(store: Store, tmp_path: Path) -> None:
+    secret_id = await _remember_among_others(store)
+    opened, release = threading.Event(), threading.Event()
+    reader = threading.Thread(
+        target=_hold_a_read_snapshot, args=(tmp_path / "mnemo.sqlite3", opened, release)
+    )
+    reader.start()
+    await asyncio.to_thread(opened.wait, 10)
+    try:
+        await _forget(store, secret_id)
+        with pytest.raises(StoreError, match="could not be emptied"):
+            await store.database.truncate_wal(wait_seconds=0.3)
+    finally:
+        release.set()
+        await asyncio.to_thread(reader.join, 10)
+    await store.scrub()
+    assert files_containing(tmp_path, SECRET) == []
