@@ -4,7 +4,10 @@ One root, so callers above can catch the whole layer at once::
 
     MemoryLayerError
      ├── StoreError                 SQLite could not read or write
-     │    └── StorageFullError      the disk is full; nothing was written
+     │    ├── StorageFullError      the disk is full; nothing was written
+     │    └── SchemaError           the schema cannot be used or upgraded as it is
+     │         ├── SchemaTooNewError    made by a newer Mnemo: refused, never touched
+     │         └── SchemaOutdatedError  older than the code and not upgraded (read-only use)
      ├── VectorIndexError           LanceDB could not read or write
      ├── EmbeddingError             the embedding model failed
      │    └── EmbeddingModelUnavailable   it could not be loaded or reached
@@ -25,6 +28,18 @@ class StoreError(MemoryLayerError):
 
 class StorageFullError(StoreError):
     """The disk holding the database is full."""
+
+
+class SchemaError(StoreError):
+    """The database's schema is not one this code can use or upgrade."""
+
+
+class SchemaTooNewError(SchemaError):
+    """The database was upgraded by a newer Mnemo; this one must not touch it."""
+
+
+class SchemaOutdatedError(SchemaError):
+    """The database needs an upgrade that was not asked for (``mnemo migrate`` does it)."""
 
 
 class VectorIndexError(MemoryLayerError):

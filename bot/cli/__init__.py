@@ -20,12 +20,14 @@ from bot.cli.calibrate import CalibrateCommand
 from bot.cli.consolidate import ConsolidateCommand
 from bot.cli.doctor import DoctorCommand
 from bot.cli.evaluate import EvaluateCommand
+from bot.cli.migrate import MigrateCommand
 from bot.cli.reconcile import ReconcileCommand
 from bot.config import ConfigError, load_config
 from memory.errors import MemoryLayerError
 
 BUILT_IN_COMMANDS: tuple[CliCommand, ...] = (
     DoctorCommand(),
+    MigrateCommand(),
     ReconcileCommand(),
     ConsolidateCommand(),
     EvaluateCommand(),

@@ -11,8 +11,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.store.conversation import TurnRepository
-from memory.store.database import Database
+from memory.store.database import Database, sqlite_url
 from memory.store.facts import EventDraft, FactRepository, utc_now, visible_in
+from memory.store.migrations import require_current_schema, upgrade_schema
 from memory.store.pending import PendingWriteRepository
 from memory.store.schema import SettingRow
 
@@ -24,6 +25,7 @@ __all__ = [
     "Store",
     "StoreTransaction",
     "TurnRepository",
+    "sqlite_url",
     "utc_now",
     "visible_in",
 ]
@@ -61,9 +63,20 @@ class Store:
         self.database = database
 
     @classmethod
-    async def open(cls, path: Path | str) -> Store:
+    async def open(cls, path: Path | str, *, migrate: bool = True) -> Store:
+        """Open the database, upgrading its schema first (``migrate=False``: it must be current).
+
+        A database made by a newer Mnemo is refused either way.
+        """
         database = Database(path)
-        await database.create_schema()
+        try:
+            if migrate:
+                await upgrade_schema(database.engine.url)
+            else:
+                await require_current_schema(database.engine.url)
+        except BaseException:
+            await database.aclose()
+            raise
         return cls(database)
 
     @asynccontextmanager

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import URL, event
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -18,7 +18,6 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from memory.errors import StorageFullError, StoreError
-from memory.store.schema import Base
 
 BUSY_TIMEOUT_MILLISECONDS = 5000
 
@@ -45,22 +44,18 @@ def translate_error(error: SQLAlchemyError) -> StoreError:
     return StoreError(f"database error: {error}")
 
 
+def sqlite_url(path: Path | str) -> URL:
+    return URL.create("sqlite+aiosqlite", database=str(path))
+
+
 class Database:
     """Owns the engine and hands out sessions; one per process."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        self.engine: AsyncEngine = create_async_engine(f"sqlite+aiosqlite:///{self.path}")
+        self.engine: AsyncEngine = create_async_engine(sqlite_url(self.path))
         event.listen(self.engine.sync_engine, "connect", _set_sqlite_pragmas)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
-
-    async def create_schema(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            async with self.engine.begin() as connection:
-                await connection.run_sync(Base.metadata.create_all)
-        except SQLAlchemyError as error:
-            raise translate_error(error) from error
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:

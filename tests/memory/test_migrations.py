@@ -1,0 +1,340 @@
+"""Schema migrations: the first revision is the old schema, the newest is schema.py, data stays.
+
+The fixture ``store_fixtures/mnemo-3844196.sqlite3`` was made by the code of commit 3844196
+(``create_all``, no Alembic); ``store_fixtures/make_3844196.py`` says how. A new revision is
+checked by these tests as they are: the newest revision must make what schema.py declares,
+and every row of the old database must still be there (on the columns it had).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import Connection, inspect
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from memory.errors import SchemaError, SchemaOutdatedError, SchemaTooNewError, StoreError
+from memory.records import FactStatus, Role
+from memory.scope import Scope
+from memory.store import Store, sqlite_url
+from memory.store.migrations import BASELINE, head_revision, inspect_schema, runner
+from memory.store.schema import Base
+
+FIXTURES = Path(__file__).parent / "store_fixtures"
+OLD_DATABASE = FIXTURES / "mnemo-3844196.sqlite3"
+ALICE_ROOM = Scope("matrix:@alice:example.org", "matrix:!room1:example.org")
+ALICE_DM = Scope("matrix:@alice:example.org", "matrix:dm")
+BOB_ROOM = Scope("discord:81234567890", "discord:4455")
+
+
+@pytest.fixture
+def old_database(tmp_path: Path) -> Path:
+    """A copy of the database made by commit 3844196 (the committed file is never changed)."""
+    path = tmp_path / "data" / "mnemo.sqlite3"
+    path.parent.mkdir()
+    shutil.copyfile(OLD_DATABASE, path)
+    return path
+
+
+def table_rows(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """Every row of every Mnemo table, in primary-key order, read with plain sqlite3."""
+    with closing(sqlite3.connect(path)) as connection:
+        connection.row_factory = sqlite3.Row
+        tables = [
+            name
+            for (name,) in connection.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'alembic_version'"
+            )
+        ]
+        return {
+            table: [dict(row) for row in connection.execute(f'SELECT * FROM "{table}" ORDER BY 1')]
+            for table in tables
+        }
+
+
+def only_columns(
+    rows: dict[str, list[dict[str, Any]]], like: dict[str, list[dict[str, Any]]]
+) -> dict[str, list[dict[str, Any]]]:
+    """``rows`` cut to the tables and columns that ``like`` has (new columns are the upgrade's)."""
+    return {
+        table: [{key: row[key] for key in old[0]} for row in rows[table]] if old else rows[table]
+        for table, old in like.items()
+    }
+
+
+def content_of(path: Path) -> bytes:
+    return path.read_bytes()
+
+
+def sqlite_schema_sql(path: Path) -> list[tuple[str, str, str | None]]:
+    with closing(sqlite3.connect(path)) as connection:
+        return list(
+            connection.execute(
+                "SELECT type, name, sql FROM sqlite_master "
+                "WHERE tbl_name != 'alembic_version' ORDER BY name"
+            )
+        )
+
+
+def stored_revision(path: Path) -> str | None:
+    """The revision recorded in the file; None if it has no alembic_version table."""
+    with closing(sqlite3.connect(path)) as connection:
+        query = "SELECT name FROM sqlite_master WHERE name = 'alembic_version'"
+        if connection.execute(query).fetchone() is None:
+            return None
+        row = connection.execute("SELECT version_num FROM alembic_version").fetchone()
+    return None if row is None else str(row[0])
+
+
+def schema_snapshot(connection: Connection) -> dict[str, Any]:
+    """Tables, column types, keys, foreign keys with ON DELETE, and indexes, as reflected."""
+    inspector = inspect(connection)
+    snapshot: dict[str, Any] = {}
+    for table in sorted(set(inspector.get_table_names()) - {"alembic_version"}):
+        snapshot[table] = {
+            "columns": [
+                (column["name"], str(column["type"]), column["nullable"], column.get("default"))
+                for column in inspector.get_columns(table)
+            ],
+            "primary key": inspector.get_pk_constraint(table)["constrained_columns"],
+            "foreign keys": sorted(
+                (
+                    tuple(key["constrained_columns"]),
+                    key["referred_table"],
+                    tuple(key["referred_columns"]),
+                    key["options"].get("ondelete"),
+                )
+                for key in inspector.get_foreign_keys(table)
+            ),
+            "indexes": sorted(
+                (str(index["name"]), tuple(map(str, index["column_names"])), index["unique"])
+                for index in inspector.get_indexes(table)
+            ),
+        }
+    return snapshot
+
+
+async def upgrade_to(path: Path, revision: str) -> None:
+    """Only the revisions up to ``revision``, as an old Mnemo would have left the database."""
+    engine = runner.migration_engine(sqlite_url(path))
+
+    def upgrade(connection: Connection) -> None:
+        command.upgrade(runner.alembic_config(connection=connection), revision)
+
+    async with engine.begin() as connection:
+        await connection.run_sync(upgrade)
+    await engine.dispose()
+
+
+async def reflect(path: Path) -> dict[str, Any]:
+    engine = create_async_engine(sqlite_url(path))
+    async with engine.connect() as connection:
+        snapshot = await connection.run_sync(schema_snapshot)
+    await engine.dispose()
+    return snapshot
+
+
+async def test_first_revision_is_exactly_the_schema_of_3844196(tmp_path: Path) -> None:
+    path = tmp_path / "new.sqlite3"
+    await upgrade_to(path, BASELINE)
+    assert sqlite_schema_sql(path) == sqlite_schema_sql(OLD_DATABASE)
+    assert len(sqlite_schema_sql(path)) == 11  # 5 tables, 5 indexes, the settings key's index
+
+
+async def test_newest_revision_makes_what_schema_py_declares(tmp_path: Path) -> None:
+    migrated = tmp_path / "migrated.sqlite3"
+    declared = tmp_path / "declared.sqlite3"
+    await (await Store.open(migrated)).aclose()
+    engine = create_async_engine(sqlite_url(declared))
+    async with engine.begin() as connection:
+        await connection.run_sync(Base.metadata.create_all)
+    await engine.dispose()
+
+    engine = create_async_engine(sqlite_url(migrated))
+    async with engine.connect() as connection:
+        differences = await connection.run_sync(
+            lambda sync: compare_metadata(MigrationContext.configure(sync), Base.metadata)
+        )
+    await engine.dispose()
+    assert differences == [], "schema.py and the newest revision differ; write a revision"
+    assert await reflect(migrated) == await reflect(declared)
+    assert stored_revision(migrated) == head_revision()
+
+
+async def test_database_of_3844196_keeps_every_row(old_database: Path) -> None:
+    before = table_rows(old_database)
+    assert {table: len(rows) for table, rows in before.items()} == {
+        "facts": 8,
+        "fact_events": 5,
+        "messages": 4,
+        "pending_writes": 2,
+        "store_settings": 2,
+    }
+    store = await Store.open(old_database)
+    try:
+        await read_through_the_store(store)
+    finally:
+        await store.aclose()
+    assert only_columns(table_rows(old_database), before) == before
+    assert stored_revision(old_database) == head_revision()
+
+
+async def read_through_the_store(store: Store) -> None:
+    """The upgraded database works with today's code: versions, events, turns, queue, settings."""
+    everything = tuple(FactStatus)
+    async with store.transaction() as transaction:
+        room_facts = await transaction.facts.list_in_scope(ALICE_ROOM, statuses=everything)
+        dm_facts = await transaction.facts.list_in_scope(ALICE_DM, statuses=everything)
+        berlin = next(fact for fact in room_facts if fact.text == "I live in Berlin now")
+        history = await transaction.facts.events_for_fact(ALICE_ROOM, berlin.id)
+        turns = await transaction.turns.recent(ALICE_ROOM.room, limit=10)
+        queued = await transaction.pending.for_owner(ALICE_ROOM.owner)
+        setting = await transaction.get_setting("consolidation.last_run")
+        bob = await transaction.facts.list_in_scope(BOB_ROOM)
+    assert [(fact.text, fact.status) for fact in room_facts] == [
+        ("I live in Paris", FactStatus.SUPERSEDED),
+        ("I live in Berlin now", FactStatus.ACTIVE),
+        ("I play chess on Sundays", FactStatus.DELETED),
+    ]
+    assert room_facts[0].superseded_by == berlin.id
+    assert room_facts[0].valid_from == datetime(2025, 3, 1, 9, 30, tzinfo=UTC)
+    assert [fact.status for fact in dm_facts] == [
+        FactStatus.ACTIVE,
+        FactStatus.MERGED,
+        FactStatus.ACTIVE,
+    ]
+    assert dm_facts[2].text == "私の猫の名前はミケです 🐈"
+    assert [(event.old_text, event.new_text) for event in history] == [
+        ("I live in Paris", "I live in Berlin now")
+    ]
+    assert [(turn.role, turn.text) for turn in turns] == [
+        (Role.USER, "I moved to Berlin"),
+        (Role.ASSISTANT, "Congratulations on the move!"),
+    ]
+    assert [(write.text, write.attempts, write.last_error) for write in queued] == [
+        ("I have two sisters", 1, "LLM unreachable: connection refused")
+    ]
+    assert setting == "2025-03-01T09:30:00+00:00"
+    assert len(bob) == 2
+
+
+async def test_database_before_migrations_is_recognised_not_recreated(
+    old_database: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    state = await inspect_schema(sqlite_url(old_database))
+    assert (state.revision, state.legacy, state.is_current) == (BASELINE, True, False)
+    caplog.set_level(logging.INFO, logger="memory.store.migrations")
+    await (await Store.open(old_database)).aclose()
+    assert f"made before migrations: recognised as revision {BASELINE}" in caplog.text
+    # Recognised, so a later start finds it current and does nothing more.
+    caplog.clear()
+    assert (await inspect_schema(sqlite_url(old_database))).is_current
+    await (await Store.open(old_database)).aclose()
+    assert "revision" not in caplog.text
+
+
+@pytest.fixture
+def extra_revisions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A copy of the migrations to add test revisions to; the runner is pointed at it."""
+    directory = tmp_path / "migrations"
+    shutil.copytree(
+        runner.MIGRATIONS_DIRECTORY, directory, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    monkeypatch.setattr(runner, "MIGRATIONS_DIRECTORY", directory)
+    yield directory / "versions"
+
+
+def add_revision(versions: Path, revision: str, body: str) -> None:
+    down = head_revision()
+    (versions / f"{revision}_test.py").write_text(
+        "import sqlalchemy as sa\nfrom alembic import op\n\n"
+        f"revision = {revision!r}\ndown_revision = {down!r}\n\n\ndef upgrade() -> None:\n"
+        + body,
+        encoding="utf-8",
+    )
+
+
+# The most dangerous shape of revision on SQLite: the facts table is rebuilt (copied, the old
+# one dropped), while fact_events and facts itself point at it with ON DELETE SET NULL.
+REBUILD_FACTS = """    with op.batch_alter_table("facts", recreate="always") as batch:
+        batch.add_column(sa.Column("test_note", sa.String(), nullable=True))
+"""
+
+
+async def test_upgrade_backs_up_first_and_keeps_the_links_between_rows(
+    old_database: Path, extra_revisions: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    add_revision(extra_revisions, "9001", REBUILD_FACTS)
+    before = table_rows(old_database)
+    caplog.set_level(logging.INFO, logger="memory.store.migrations")
+    store = await Store.open(old_database)
+    await store.aclose()
+
+    after = table_rows(old_database)
+    assert only_columns(after, before) == before  # superseded_by and fact_id links included
+    assert {row["test_note"] for row in after["facts"]} == {None}
+    assert stored_revision(old_database) == "9001"
+    backups = list(old_database.parent.glob("mnemo.sqlite3.*.backup"))
+    assert [backup.name.split(".")[2] for backup in backups] == [f"{BASELINE}-to-9001"]
+    assert str(backups[0]) in caplog.text
+    assert table_rows(backups[0]) == before
+    assert sqlite_schema_sql(backups[0]) == sqlite_schema_sql(OLD_DATABASE)
+
+
+async def test_a_failed_upgrade_changes_nothing(
+    old_database: Path, extra_revisions: Path
+) -> None:
+    await (await Store.open(old_database)).aclose()
+    add_revision(
+        extra_revisions,
+        "9001",
+        '    op.add_column("facts", sa.Column("test_note", sa.String()))\n'
+        "    op.execute(\"UPDATE facts SET text = 'overwritten'\")\n"
+        '    raise RuntimeError("a revision that breaks half-way")\n',
+    )
+    before = table_rows(old_database)
+    with pytest.raises(StoreError, match=r"failed and changed nothing.*breaks half-way"):
+        await Store.open(old_database)
+    assert table_rows(old_database) == before
+    assert stored_revision(old_database) == BASELINE
+
+
+async def test_a_database_newer_than_the_code_is_refused_untouched(old_database: Path) -> None:
+    await (await Store.open(old_database)).aclose()
+    with closing(sqlite3.connect(old_database)) as connection, connection:
+        connection.execute("UPDATE alembic_version SET version_num = '9999'")
+    content = content_of(old_database)
+    for migrate in (True, False):
+        with pytest.raises(SchemaTooNewError) as refused:
+            await Store.open(old_database, migrate=migrate)
+        message = str(refused.value)
+        assert "\n" not in message
+        assert "schema revision 9999, newer than this Mnemo" in message
+    assert content_of(old_database) == content
+    assert list(old_database.parent.iterdir()) == [old_database]  # no backup, no journal left
+
+
+async def test_an_outdated_database_is_not_upgraded_when_not_asked(old_database: Path) -> None:
+    content = content_of(old_database)
+    with pytest.raises(SchemaOutdatedError, match="run `mnemo migrate`"):
+        await Store.open(old_database, migrate=False)
+    assert content_of(old_database) == content
+
+
+async def test_a_database_with_only_some_of_the_tables_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "other.sqlite3"
+    with closing(sqlite3.connect(path)) as connection, connection:
+        connection.execute("CREATE TABLE facts (id INTEGER PRIMARY KEY)")
+    with pytest.raises(SchemaError, match=r"not all \(missing: fact_events, messages"):
+        await Store.open(path)
