@@ -259,8 +259,7 @@ def add_revision(versions: Path, revision: str, body: str) -> None:
     down = head_revision()
     (versions / f"{revision}_test.py").write_text(
         "import sqlalchemy as sa\nfrom alembic import op\n\n"
-        f"revision = {revision!r}\ndown_revision = {down!r}\n\n\ndef upgrade() -> None:\n"
-        + body,
+        f"revision = {revision!r}\ndown_revision = {down!r}\n\n\ndef upgrade() -> None:\n" + body,
         encoding="utf-8",
     )
 
@@ -292,9 +291,7 @@ async def test_upgrade_backs_up_first_and_keeps_the_links_between_rows(
     assert sqlite_schema_sql(backups[0]) == sqlite_schema_sql(OLD_DATABASE)
 
 
-async def test_a_failed_upgrade_changes_nothing(
-    old_database: Path, extra_revisions: Path
-) -> None:
+async def test_a_failed_upgrade_changes_nothing(old_database: Path, extra_revisions: Path) -> None:
     await (await Store.open(old_database)).aclose()
     add_revision(
         extra_revisions,
