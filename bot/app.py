@@ -16,7 +16,7 @@ from bot.core import ConversationCore, CoreSettings
 from bot.scheduler import MaintenanceScheduler, build_maintenance_scheduler
 from bot.websearch import SearxngAdvisor, SearxngClient, WebSearchAdvisor
 from memory.embedding import Embedder
-from memory.index import LanceFactIndex
+from memory.index import HealingIndex
 from memory.llm import LanguageModel
 from memory.recall import Recaller, Reranker
 from memory.store import Store
@@ -32,7 +32,7 @@ class Application:
     writer: MemoryWriter
     recaller: Recaller
     store: Store
-    index: LanceFactIndex
+    index: HealingIndex
     embedder: Embedder
     llm: LanguageModel
     scheduler: MaintenanceScheduler

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 from bot.config import Config, EmbeddingSettings, LLMSettings, MemorySettings
 from memory.embedding import Embedder, FastEmbedEmbedder, OllamaEmbedder
-from memory.index import LanceFactIndex
-from memory.indexing import ReconcileReport, reconcile
+from memory.errors import VectorIndexError
+from memory.index import HealingIndex, LanceFactIndex
+from memory.indexing import reconcile
 from memory.llm import LanguageModel
 from memory.llm.ollama_backend import OllamaLanguageModel
 from memory.llm.openai_backend import OpenAILanguageModel
@@ -78,7 +79,7 @@ async def embedding_dimension(embedder: Embedder) -> int:
 @dataclass
 class MemoryComponents:
     store: Store
-    index: LanceFactIndex
+    index: HealingIndex
     embedder: Embedder
 
     async def aclose(self) -> None:
@@ -88,21 +89,77 @@ class MemoryComponents:
 
 
 async def open_memory(
-    config: Config, *, embedder: Embedder | None = None, run_reconcile: bool = True
+    config: Config,
+    *,
+    embedder: Embedder | None = None,
+    run_reconcile: bool = True,
+    repair: bool = True,
 ) -> MemoryComponents:
-    """Open the store and index, and bring the index in step with SQLite."""
+    """Open the store and index, and bring the index in step with SQLite.
+
+    A broken index is replaced at once and refilled in the background, as is an empty one:
+    the bot answers meanwhile, without memories. ``mnemo reconcile`` passes
+    ``run_reconcile=False`` and repairs in the foreground; ``repair=False`` (a dry run)
+    changes no file and raises if the index cannot be opened.
+    """
+    owned_embedder = embedder is None
     embedder = embedder or build_embedder(config.embedding)
     dimension = await embedding_dimension(embedder)
     store = await Store.open(config.storage.database_path)
-    index = await LanceFactIndex.open(config.storage.index_path, dimension=dimension)
+
+    async def refill(rebuilt: LanceFactIndex) -> None:
+        await reconcile(store, rebuilt, embedder)
+
+    try:
+        index = await HealingIndex.open(
+            config.storage.index_path, dimension=dimension, refill=refill, replace_broken=repair
+        )
+    except VectorIndexError:
+        await store.aclose()
+        if owned_embedder:
+            await embedder.aclose()
+        raise
     components = MemoryComponents(store, index, embedder)
     if run_reconcile:
-        report: ReconcileReport = await reconcile(store, index, embedder)
-        if not report.in_step:
-            log.warning(
-                "index repaired at start-up: %d missing, %d stale, %d re-embedded",
-                report.missing,
-                report.stale,
-                report.reembedded,
-            )
+        await _bring_in_step(components)
     return components
+
+
+async def _bring_in_step(memory: MemoryComponents) -> None:
+    index = memory.index
+    if index.needs_refill:
+        await _fill_in_background(memory)
+        return
+    if await index.heal_if_broken():
+        return
+    try:
+        # The files were just read whole: reconcile the Lance index without reading again.
+        report = await reconcile(memory.store, index.current, memory.embedder)
+    except VectorIndexError:
+        if await index.heal_if_broken():
+            return
+        raise
+    if not report.in_step:
+        log.warning(
+            "index repaired at start-up: %d missing, %d stale, %d re-embedded",
+            report.missing,
+            report.stale,
+            report.reembedded,
+        )
+
+
+async def _fill_in_background(memory: MemoryComponents) -> None:
+    """An empty index (new, missing, replaced, or of another dimension) is filled from the
+    database in the background; a new bot with no facts has nothing to fill."""
+    index = memory.index
+    planned = await reconcile(memory.store, index.current, memory.embedder, dry_run=True)
+    if planned.in_step:
+        return
+    if not index.replacements:
+        log.warning(
+            "the vector index at %s is missing or empty: rebuilding it from the database "
+            "(%d facts) in the background; replies go on without memories meanwhile",
+            index.path,
+            planned.missing,
+        )
+    index.start_rebuild()

@@ -9,6 +9,7 @@ from rich.console import Console
 
 from bot.components import open_memory
 from bot.config import Config
+from memory.errors import VectorIndexError
 from memory.indexing import reconcile
 
 
@@ -22,15 +23,21 @@ class ReconcileCommand:
         return parser
 
     async def run(self, arguments: argparse.Namespace, config: Config) -> int:
-        memory = await open_memory(config, run_reconcile=False)
+        dry_run: bool = arguments.dry_run
+        memory = await open_memory(config, run_reconcile=False, repair=not dry_run)
         try:
-            report = await reconcile(
-                memory.store, memory.index, memory.embedder, dry_run=arguments.dry_run
-            )
+            # The self-healing index replaces broken files first; a dry run reads only.
+            index = memory.index.current if dry_run else memory.index
+            report = await reconcile(memory.store, index, memory.embedder, dry_run=dry_run)
+        except VectorIndexError as error:
+            raise VectorIndexError(f"{error}; `mnemo reconcile` rebuilds it") from error
         finally:
             await memory.aclose()
-        verb = "would repair" if arguments.dry_run else "repaired"
-        Console().print(
+        console = Console()
+        for problem in memory.index.replacements:
+            console.print(f"rebuilt the unreadable vector index from the database ({problem})")
+        verb = "would repair" if dry_run else "repaired"
+        console.print(
             f"{verb}: {report.missing} missing, {report.stale} stale, "
             f"{report.reembedded} re-embedded",
             highlight=False,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bot.components import build_embedder, embedding_dimension
 from bot.config import Config
 from bot.doctor.base import CheckResult
-from memory.errors import MemoryLayerError
+from memory.errors import MemoryLayerError, VectorIndexError
 from memory.index import LanceFactIndex
 from memory.indexing import reconcile
 from memory.store import Store, sqlite_url
@@ -74,9 +74,16 @@ async def check_index(config: Config) -> CheckResult:
             return CheckResult.skipped("vector index", "checked once the database is current")
         store = await Store.open(config.storage.database_path, migrate=False)
         index = await LanceFactIndex.open(config.storage.index_path, dimension=dimension)
+        await index.verify()
         report = await reconcile(store, index, embedder, dry_run=True)
         await index.aclose()
         await store.aclose()
+    except VectorIndexError as error:
+        return CheckResult.failed(
+            "vector index",
+            f"{error}; the bot rebuilds it from the database (at start-up and while "
+            "running), or run `mnemo reconcile`",
+        )
     except MemoryLayerError as error:
         return CheckResult.failed("vector index", str(error))
     finally:

@@ -31,6 +31,8 @@ from memory.scope import Scope
 log = logging.getLogger(__name__)
 
 TABLE_NAME = "facts"
+# What LanceDB raises for unreadable files (a zeroed manifest gives a KeyError: no columns).
+LANCE_ERRORS = (OSError, RuntimeError, ValueError, LookupError, pa.ArrowException)
 COLUMNS = ("fact_id", "owner_digest", "room_digest", "text", "model", "vector")
 # Compaction keeps versions younger than this; the prune that follows removes them all.
 _KEEP_DURING_COMPACTION = timedelta(days=3650)
@@ -106,7 +108,7 @@ class LanceFactIndex:
                 await connection.drop_table(TABLE_NAME)
             table = await connection.create_table(TABLE_NAME, schema=_schema(dimension))
             return await cls(table, directory, optimize_every=optimize_every)._with_scalar_index()
-        except (OSError, RuntimeError, ValueError) as error:
+        except LANCE_ERRORS as error:
             raise VectorIndexError(
                 f"cannot open the vector index at {directory}: {error}"
             ) from error
@@ -143,7 +145,7 @@ class LanceFactIndex:
                     .execute(rows)
                 )
                 await self._count_write()
-        except (OSError, RuntimeError, ValueError) as error:
+        except LANCE_ERRORS as error:
             raise VectorIndexError(f"cannot write to the vector index: {error}") from error
 
     async def delete(self, fact_ids: Sequence[int]) -> None:
@@ -153,7 +155,7 @@ class LanceFactIndex:
             async with self._write_lock:
                 await self._table.delete(ids_where(list(fact_ids)))
                 await self._count_write()
-        except (OSError, RuntimeError, ValueError) as error:
+        except LANCE_ERRORS as error:
             raise VectorIndexError(f"cannot delete from the vector index: {error}") from error
 
     async def search(
@@ -176,7 +178,7 @@ class LanceFactIndex:
         try:
             async with self._files_lock.reader:
                 rows = await query.to_list()
-        except (OSError, RuntimeError, ValueError) as error:
+        except LANCE_ERRORS as error:
             raise VectorIndexError(f"cannot search the vector index: {error}") from error
         # LanceDB's cosine distance is 1 - cosine similarity.
         return [ScoredFactId(int(row["fact_id"]), 1.0 - float(row["_distance"])) for row in rows]
@@ -200,7 +202,7 @@ class LanceFactIndex:
                     .limit(limit)
                     .to_list()
                 )
-        except (OSError, RuntimeError, ValueError) as error:
+        except LANCE_ERRORS as error:
             raise VectorIndexError(f"cannot search the facts' text: {error}") from error
         return [ScoredFactId(int(row["fact_id"]), float(row["_score"])) for row in rows]
 
@@ -217,9 +219,28 @@ class LanceFactIndex:
             self._has_full_text_index = True
 
     async def indexed_models(self) -> dict[int, str]:
-        async with self._files_lock.reader:
-            rows = await self._table.query().select(["fact_id", "model"]).to_arrow()
+        try:
+            async with self._files_lock.reader:
+                rows = await self._table.query().select(["fact_id", "model"]).to_arrow()
+        except LANCE_ERRORS as error:
+            raise VectorIndexError(f"cannot read the vector index: {error}") from error
         return dict(zip(rows["fact_id"].to_pylist(), rows["model"].to_pylist(), strict=True))
+
+    async def verify(self) -> None:
+        """Read every row, column and index of the current version from disk; raises
+        :class:`VectorIndexError` if any of it is unreadable (zeroed, overwritten, gone)."""
+        try:
+            probe = np.ones(_vector_dimension(await self._table.schema()), dtype=np.float32)
+            async with self._files_lock.reader:
+                async for _ in await self._table.query().to_batches():
+                    pass
+                await self._table.vector_search(probe).where("owner_digest = ''").to_list()
+                if "text" in await self._indexed_columns():
+                    await self._table.query().nearest_to_text("probe", columns="text").to_list()
+        except LANCE_ERRORS as error:
+            raise VectorIndexError(
+                f"the vector index at {self.path} is unreadable: {error}"
+            ) from error
 
     async def count(self) -> int:
         async with self._files_lock.reader:
@@ -230,7 +251,7 @@ class LanceFactIndex:
         try:
             async with self._write_lock:
                 await self._optimize()
-        except (OSError, RuntimeError, ValueError) as error:
+        except LANCE_ERRORS as error:
             raise VectorIndexError(f"cannot compact the vector index: {error}") from error
 
     async def erase(self, fact_ids: Sequence[int]) -> None:
@@ -252,7 +273,7 @@ class LanceFactIndex:
                 if "text" in await self._indexed_columns():
                     await self._table.create_index("text", config=lancedb.index.FTS(), replace=True)
                 await self._optimize()
-        except (OSError, RuntimeError, ValueError) as error:
+        except LANCE_ERRORS as error:
             raise VectorIndexError(f"cannot erase from the vector index: {error}") from error
 
     async def fragment_count(self) -> int:
@@ -277,3 +298,24 @@ class LanceFactIndex:
 
     async def aclose(self) -> None:
         self._table.close()
+
+
+def table_folder(path: Path | str) -> Path:
+    """Where the table's files live inside the index folder."""
+    return Path(path) / f"{TABLE_NAME}.lance"
+
+
+async def verify_files(path: Path | str) -> None:
+    """Read the index at ``path`` whole, through a new connection (an open one may answer
+    from its cache); raises :class:`VectorIndexError` if it is missing or unreadable."""
+    directory = Path(path)
+    try:
+        connection = await lancedb.connect_async(str(directory))
+        table = await connection.open_table(TABLE_NAME)
+    except LANCE_ERRORS as error:
+        raise VectorIndexError(f"the vector index at {directory} is unreadable: {error}") from error
+    index = LanceFactIndex(table, directory)
+    try:
+        await index.verify()
+    finally:
+        await index.aclose()

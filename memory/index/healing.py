@@ -1,0 +1,273 @@
+"""An index that repairs itself: broken files are replaced and refilled from the database.
+
+The index is derived from SQLite, so a missing, zeroed, overwritten or unreadable index
+folder is never worth a crash or a restart. When an operation fails, the files are read
+again from disk (:func:`~memory.index.lance.verify_files`); if they are broken, the folder is moved
+aside, an empty index is created in its place, the moved-aside copy is deleted (it may hold
+forgotten rows), and ``refill`` (reconcile, injected by the composition root) fills the new
+index in the background. One log line says what happened. Searches fail meanwhile (recall
+answers without memories), writes go to the new index, and ``erase`` waits for the refill so
+that nothing it erases is written back by it.
+
+An error of a readable index (a full disk, say) is passed on unchanged: no rebuild for that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import shutil
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from memory.errors import VectorIndexError
+from memory.index.base import IndexedFact, ScoredFactId
+from memory.index.lance import LANCE_ERRORS, LanceFactIndex, table_folder, verify_files
+from memory.scope import Scope
+
+log = logging.getLogger(__name__)
+
+Refill = Callable[[LanceFactIndex], Awaitable[object]]
+T = TypeVar("T")
+
+MOVED_ASIDE_SUFFIX = ".broken-"
+
+
+class IndexRebuildingError(VectorIndexError):
+    """The index is being rebuilt from the database; searches are answered again after."""
+
+
+class HealingIndex:
+    """A :class:`LanceFactIndex` (the ``VectorIndex`` port) that rebuilds broken files."""
+
+    def __init__(
+        self, index: LanceFactIndex, *, dimension: int, refill: Refill, optimize_every: int = 32
+    ) -> None:
+        self._index = index
+        self.path = index.path
+        self._dimension = dimension
+        self._refill = refill
+        self._optimize_every = optimize_every
+        self._heal_lock = asyncio.Lock()
+        self._rebuild: asyncio.Task[None] | None = None
+        self.needs_refill = False
+        # Each replacement of broken files, for the operator (``mnemo reconcile`` says so).
+        self.replacements: list[str] = []
+
+    @classmethod
+    async def open(
+        cls,
+        path: Path | str,
+        *,
+        dimension: int,
+        refill: Refill,
+        optimize_every: int = 32,
+        replace_broken: bool = True,
+    ) -> HealingIndex:
+        """Open the index; one that cannot be opened is replaced by an empty index.
+
+        ``needs_refill`` says the index is empty (new, replaced, or of another dimension):
+        the caller fills it, in the background (:meth:`start_rebuild`) or by a reconcile.
+        With ``replace_broken=False`` (a dry run) the error is raised instead.
+        """
+        directory = Path(path)
+        await asyncio.to_thread(_remove_moved_aside_copies, directory)
+        problem: VectorIndexError | None = None
+        try:
+            index = await LanceFactIndex.open(
+                directory, dimension=dimension, optimize_every=optimize_every
+            )
+        except VectorIndexError as error:
+            if not replace_broken:
+                raise VectorIndexError(
+                    f"{error}; `mnemo reconcile` rebuilds it from the database"
+                ) from error
+            problem = error
+            index = await _replace_folder(directory, dimension, optimize_every, error)
+        healing = cls(index, dimension=dimension, refill=refill, optimize_every=optimize_every)
+        healing.needs_refill = problem is not None or await index.count() == 0
+        if problem is not None:
+            healing.replacements.append(str(problem))
+        return healing
+
+    @property
+    def rebuilding(self) -> bool:
+        return self._rebuild is not None and not self._rebuild.done()
+
+    @property
+    def current(self) -> LanceFactIndex:
+        """The Lance index in use now (a new one after each rebuild)."""
+        return self._index
+
+    def start_rebuild(self) -> None:
+        """Refill the index from the database in the background."""
+        if not self.rebuilding:
+            self._rebuild = asyncio.create_task(self._run_refill(), name="index rebuild")
+
+    async def wait_rebuilt(self) -> None:
+        if self._rebuild is not None:
+            await asyncio.shield(self._rebuild)
+
+    async def heal_if_broken(self) -> bool:
+        """Read the files from disk; if they are broken, replace them and start the refill.
+
+        True if the index was replaced (now or by a rebuild still running).
+        """
+        async with self._heal_lock:
+            if self.rebuilding:
+                return True
+            problem = await self._problem()
+            if problem is None:
+                return False
+            old = self._index
+            self._index = await _replace_folder(
+                self.path, self._dimension, self._optimize_every, problem
+            )
+            self.replacements.append(str(problem))
+            with contextlib.suppress(VectorIndexError, *LANCE_ERRORS):
+                await old.aclose()
+            self.start_rebuild()
+            return True
+
+    async def _problem(self) -> VectorIndexError | None:
+        if not table_folder(self.path).is_dir():
+            return VectorIndexError(f"the vector index folder {self.path} is gone")
+        try:
+            await verify_files(self.path)
+        except VectorIndexError as error:
+            return error
+        return None
+
+    async def _run_refill(self) -> None:
+        started = time.perf_counter()
+        try:
+            await self._refill(self._index)
+        except Exception:
+            # The scheduled reconcile finishes the job later; searches work meanwhile.
+            log.exception("rebuilding the vector index from the database stopped")
+            return
+        log.info(
+            "vector index rebuilt from the database: %d facts in %.1f s",
+            await self._index.count(),
+            time.perf_counter() - started,
+        )
+
+    async def _guarded(self, operation: Callable[[LanceFactIndex], Awaitable[T]]) -> T:
+        try:
+            return await operation(self._index)
+        except VectorIndexError:
+            if await self.heal_if_broken():
+                raise IndexRebuildingError(
+                    "the vector index was unreadable and is being rebuilt from the database"
+                ) from None
+            raise
+
+    def _refuse_while_rebuilding(self) -> None:
+        if self.rebuilding:
+            raise IndexRebuildingError("the vector index is being rebuilt from the database")
+
+    async def upsert(self, facts: Sequence[IndexedFact]) -> None:
+        await self._guarded(lambda index: index.upsert(facts))
+
+    async def delete(self, fact_ids: Sequence[int]) -> None:
+        await self._guarded(lambda index: index.delete(fact_ids))
+
+    async def erase(self, fact_ids: Sequence[int]) -> None:
+        # The refill reads the database once at its start: it could write back a fact
+        # erased meanwhile. Erasing after it ends removes that too.
+        await self.wait_rebuilt()
+        try:
+            await self._index.erase(fact_ids)
+        except VectorIndexError:
+            if not await self.heal_if_broken():
+                raise
+            # The broken files are deleted and the refill reads the database after the
+            # forget: the rows are gone as asked.
+            await self.wait_rebuilt()
+
+    async def search(
+        self,
+        scope: Scope,
+        vector: npt.NDArray[np.float32],
+        *,
+        limit: int,
+        min_similarity: float | None = None,
+    ) -> list[ScoredFactId]:
+        self._refuse_while_rebuilding()
+        return await self._guarded(
+            lambda index: index.search(scope, vector, limit=limit, min_similarity=min_similarity)
+        )
+
+    async def full_text_search(self, scope: Scope, query: str, *, limit: int) -> list[ScoredFactId]:
+        self._refuse_while_rebuilding()
+        return await self._guarded(lambda index: index.full_text_search(scope, query, limit=limit))
+
+    async def indexed_models(self) -> dict[int, str]:
+        """What the index holds, after reading all of it from disk: reconcile (scheduled,
+        or ``mnemo reconcile``) thereby finds broken files and has them rebuilt first."""
+        await self.wait_rebuilt()
+        if await self.heal_if_broken():
+            await self.wait_rebuilt()
+        return await self._index.indexed_models()
+
+    async def count(self) -> int:
+        return await self._guarded(lambda index: index.count())
+
+    async def optimize(self) -> None:
+        await self._guarded(lambda index: index.optimize())
+
+    async def aclose(self) -> None:
+        if self._rebuild is not None and not self._rebuild.done():
+            self._rebuild.cancel()
+            await asyncio.gather(self._rebuild, return_exceptions=True)
+        await self._index.aclose()
+
+
+async def _replace_folder(
+    path: Path, dimension: int, optimize_every: int, problem: VectorIndexError
+) -> LanceFactIndex:
+    """Move the broken folder aside, create an empty index in its place, delete the copy."""
+    try:
+        aside = await asyncio.to_thread(_move_aside, path)
+    except OSError as error:
+        raise VectorIndexError(
+            f"the vector index at {path} is unreadable and cannot be moved aside "
+            f"({error.strerror}): delete it by hand, then run `mnemo reconcile`"
+        ) from error
+    index = await LanceFactIndex.open(path, dimension=dimension, optimize_every=optimize_every)
+    await asyncio.to_thread(_delete, aside)
+    log.warning(
+        "vector index at %s was unreadable (%s): replaced by an empty one and rebuilding it "
+        "from the database; replies go on without memories meanwhile",
+        path,
+        problem,
+    )
+    return index
+
+
+def _move_aside(path: Path) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+    aside = path.with_name(f"{path.name}{MOVED_ASIDE_SUFFIX}{stamp}")
+    if path.exists() or path.is_symlink():
+        path.rename(aside)
+    return aside
+
+
+def _remove_moved_aside_copies(path: Path) -> None:
+    """Copies left by a crash between moving a broken folder aside and deleting it."""
+    for copy in path.parent.glob(f"{path.name}{MOVED_ASIDE_SUFFIX}*"):
+        _delete(copy)
+
+
+def _delete(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)

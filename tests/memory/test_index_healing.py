@@ -1,0 +1,179 @@
+"""The index heals itself: broken files are replaced and rebuilt from SQLite, at start-up and
+while running, with one log line, and searches fail (recall degrades) only meanwhile."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memory.embedding import FastEmbedEmbedder
+from memory.errors import VectorIndexError
+from memory.index import HealingIndex, IndexedFact, IndexRebuildingError, LanceFactIndex
+from memory.indexing import index_facts, reconcile
+from memory.records import NewFact
+from memory.scope import Scope
+from memory.store import Store
+from tests.memory.index_damage import DAMAGE, damage, moved_aside_copies
+from tests.memory.raw_bytes import files_containing
+
+ALICE = Scope("console:alice", "console:room1")
+TEXTS = ["I live in Paris", "My sister is called Anna", "I work as a nurse"]
+
+
+@dataclass
+class Memory:
+    store: Store
+    embedder: FastEmbedEmbedder
+    folder: Path
+
+    async def open_index(self, **options: bool) -> HealingIndex:
+        async def refill(rebuilt: LanceFactIndex) -> None:
+            await reconcile(self.store, rebuilt, self.embedder)
+
+        return await HealingIndex.open(
+            self.folder, dimension=384, refill=refill, replace_broken=options.get("repair", True)
+        )
+
+    async def sister_hits(self, index: HealingIndex | LanceFactIndex) -> list[int]:
+        (query,) = await self.embedder.embed(["What is my sister's name?"])
+        return [hit.fact_id for hit in await index.search(ALICE, query, limit=1)]
+
+
+@pytest.fixture
+async def memory(
+    store: Store, embedder: FastEmbedEmbedder, tmp_path: Path
+) -> AsyncIterator[Memory]:
+    async with store.transaction() as transaction:
+        for text in TEXTS:
+            await transaction.facts.add(ALICE, NewFact(text))
+    memory = Memory(store, embedder, tmp_path / "index")
+    index = await memory.open_index()
+    await reconcile(store, index, embedder)
+    await index.aclose()
+    yield memory
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+@pytest.mark.parametrize("how", DAMAGE)
+async def test_start_up_replaces_a_broken_index_and_rebuilds_it(
+    memory: Memory, how: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    damage(memory.folder, how)
+
+    index = await memory.open_index()
+    assert index.needs_refill
+    index.start_rebuild()
+    await index.wait_rebuilt()
+
+    assert await memory.sister_hits(index) == [2]
+    assert await index.count() == 3
+    assert moved_aside_copies(memory.folder) == []
+    if how != "deleted":
+        (warning,) = _warnings(caplog)
+        assert "unreadable" in warning and "rebuilding it from the database" in warning
+    await index.aclose()
+
+
+@pytest.mark.parametrize("how", DAMAGE)
+async def test_a_running_index_heals_after_its_files_break(
+    memory: Memory, how: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    index = await memory.open_index()
+    assert await memory.sister_hits(index) == [2]
+    damage(memory.folder, how)
+    async with memory.store.transaction() as transaction:
+        added = await transaction.facts.add(ALICE, NewFact("I have a dog called Rex"))
+
+    # Searches may still be answered from LanceDB's cache; the next write reaches the disk.
+    with pytest.raises(IndexRebuildingError):
+        await index_facts(index, memory.embedder, [added])
+    with pytest.raises(IndexRebuildingError):
+        await memory.sister_hits(index)
+    await index.wait_rebuilt()
+
+    assert await memory.sister_hits(index) == [2]
+    # The rebuild read the database, which has the fact whose write failed: nothing lost.
+    assert set(await index.indexed_models()) == {1, 2, 3, added.id}
+    assert moved_aside_copies(memory.folder) == []
+    (warning,) = _warnings(caplog)
+    assert str(memory.folder) in warning
+    await index.aclose()
+
+
+async def test_an_error_of_a_readable_index_is_passed_on_without_a_rebuild(
+    memory: Memory,
+) -> None:
+    index = await memory.open_index()
+    wrong_dimension = IndexedFact(9, ALICE.owner, ALICE.room, "x", np.ones(3, np.float32), "m")
+    with pytest.raises(VectorIndexError) as raised:
+        await index.upsert([wrong_dimension])
+    assert not isinstance(raised.value, IndexRebuildingError)
+    assert index.replacements == []
+    assert await index.count() == 3
+    await index.aclose()
+
+
+async def test_erase_during_a_rebuild_waits_so_the_refill_cannot_write_the_fact_back(
+    memory: Memory,
+) -> None:
+    snapshot_taken, forgotten = asyncio.Event(), asyncio.Event()
+
+    async def slow_refill(rebuilt: LanceFactIndex) -> None:
+        # What reconcile does, with a pause between reading SQLite and writing the index.
+        async with memory.store.transaction() as transaction:
+            active = await transaction.facts.admin_active_facts()
+        snapshot_taken.set()
+        await forgotten.wait()
+        await index_facts(rebuilt, memory.embedder, active)
+
+    index = await HealingIndex.open(memory.folder, dimension=384, refill=slow_refill)
+    damage(memory.folder, "zeroed")
+    with pytest.raises(IndexRebuildingError):
+        await memory.sister_hits(index)
+    await snapshot_taken.wait()
+    async with memory.store.transaction() as transaction:
+        assert await transaction.facts.erase(ALICE, 2) == [2]
+
+    erasing = asyncio.create_task(index.erase([2]))
+    await asyncio.sleep(0.1)
+    assert not erasing.done(), "erase must wait for the rebuild"
+    forgotten.set()
+    await erasing
+
+    assert set(await index.indexed_models()) == {1, 3}
+    assert files_containing(memory.folder, "Anna") == []
+    await index.aclose()
+
+
+async def test_a_dry_run_does_not_touch_a_broken_index(memory: Memory) -> None:
+    damage(memory.folder, "random bytes")
+    before = sorted(path.name for path in memory.folder.rglob("*"))
+    with pytest.raises(VectorIndexError, match="mnemo reconcile"):
+        await memory.open_index(repair=False)
+    assert sorted(path.name for path in memory.folder.rglob("*")) == before
+
+
+async def test_reconcile_through_the_healing_index_finds_broken_data_files(
+    memory: Memory, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Only the data files are overwritten: the table still opens, reading it fails.
+    index = await memory.open_index()
+    for data_file in (memory.folder / "facts.lance" / "data").iterdir():
+        data_file.write_bytes(b"\0" * data_file.stat().st_size)
+
+    report = await reconcile(memory.store, index, memory.embedder)
+
+    assert report.in_step
+    assert len(index.replacements) == 1
+    assert await memory.sister_hits(index) == [2]
+    assert len(_warnings(caplog)) == 1
+    await index.aclose()
