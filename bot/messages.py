@@ -9,11 +9,31 @@ from memory.scope import Scope, ScopeMode, direct_room_key
 
 
 @dataclass(frozen=True, slots=True)
+class QuotedMessage:
+    """A message the incoming one replies to, or the root of its thread: context, not memory.
+
+    Adapters include only messages of the same room that the speaker could read.
+    """
+
+    message_id: str
+    author_name: str
+    text: str
+    time: datetime
+    from_bot: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class IncomingMessage:
     """A message as the core sees it, whatever platform it came from.
 
     ``room_key`` of a DM is ``"<platform>:dm"`` (see :func:`memory.scope.direct_room_key`),
     so a person's DM memory survives a re-created DM room.
+
+    Who could read a group room's earlier turns, for the shared context of its prompts:
+    ``audience`` names a narrower place inside the room that only its own members can read (a
+    Discord private thread), None for the whole room; ``shared_since`` is when the history every
+    current member can read begins (Matrix history visibility "joined" or "invited"), None when
+    they can read all of it. ``quoted`` are the messages it replies to, nearest first.
     """
 
     platform: str
@@ -28,6 +48,9 @@ class IncomingMessage:
     message_id: str | None = None
     reply_to_id: str | None = None
     thread_id: str | None = None
+    audience: str | None = None
+    shared_since: datetime | None = None
+    quoted: tuple[QuotedMessage, ...] = ()
 
     def scope(self, mode: ScopeMode = ScopeMode.USER_ROOM) -> Scope:
         room = direct_room_key(self.platform) if self.is_direct else self.room_key

@@ -100,6 +100,8 @@ class ConversationTurn:
     text: str
     created_at: datetime
     platform_message_id: str | None
+    author_name: str | None = None
+    audience: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

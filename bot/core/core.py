@@ -4,9 +4,10 @@ One message goes through four steps: authorise (is it for the bot, within the ra
 route (command, "remember that ...", or conversation), answer (recall, prompt, LLM), and
 learn (hand the person's words to the write path in the background, after the reply).
 
-Conversation turns are kept per room, and a DM room key is shared by all of a platform's DM
-users, so the turns read back are only those between this person and the bot. The bot's
-turns are stored with the person they answered as ``author`` for that reason.
+Conversation turns are kept per room with the speaker's name. A DM room key is shared by all
+of a platform's DM users, so in a DM the turns read back are only those between this person
+and the bot (the bot's turns are stored with the person they answered as ``author`` for that
+reason); in a group room they are the room's turns by anyone there (``room_context``).
 """
 
 from __future__ import annotations
@@ -34,12 +35,13 @@ from bot.core.background import BackgroundTasks
 from bot.core.rate_limit import RateLimiter
 from bot.core.reply_prompt import ReplyContext
 from bot.core.replying import Replier
+from bot.core.room_context import read_context
 from bot.core.truncation import truncate
 from bot.messages import IncomingMessage, OutgoingMessage
 from bot.websearch.base import WebSearchAdvisor
 from memory.errors import MemoryLayerError, StorageFullError, StoreError
 from memory.llm import LanguageModel, LanguageModelError
-from memory.records import ConversationTurn, Role
+from memory.records import Role
 from memory.scope import Scope, ScopeMode
 from memory.store import Store
 
@@ -57,8 +59,6 @@ STORAGE_FULL_APOLOGY = (
     "Sorry, I can't store anything right now: the disk of the server I run on is full, so "
     "nothing was changed. Please tell whoever runs me; then try again."
 )
-# Turns are filtered to one person after reading, so read more than will be kept.
-TURN_READ_FACTOR = 4
 CHOICE_LIMIT = 25
 CHOICE_LABEL_CHARS = 100
 
@@ -168,15 +168,18 @@ class ConversationCore:
         """Recall, build the prompt, ask the LLM (searching the web if it is set up and
         needed), and keep both turns; an apology on failure."""
         facts = await self._recall(scope, text)
-        turns = await self._recent_turns(scope.room, message.user_key)
+        conversation = await read_context(
+            self._store, message, scope.room, limit=self.settings.history_turns
+        )
         context = ReplyContext(
             bot_name=self.settings.bot_name,
             person_name=message.display_name,
             today=message.time.date(),
             facts=facts,
-            turns=turns,
+            turns=conversation.turns,
             message=text,
             is_direct=message.is_direct,
+            quoted=conversation.quoted,
         )
         try:
             reply = await self._replier.reply(context, forced_query=forced_query)
@@ -203,19 +206,6 @@ class ConversationCore:
             return []
         return [item.fact.text for item in recalled]
 
-    async def _recent_turns(self, room: str, user_key: str) -> list[ConversationTurn]:
-        limit = self.settings.history_turns
-        if limit == 0:
-            return []
-        try:
-            async with self._store.transaction() as tx:
-                turns = await tx.turns.recent(room, limit=limit * TURN_READ_FACTOR)
-        except StoreError as error:
-            log.error("could not read the turns of %s in %s: %s", user_key, room, error)
-            return []
-        own = [turn for turn in turns if turn.author == user_key]
-        return own[-limit:]
-
     async def _keep_turns(
         self, message: IncomingMessage, room: str, text: str, reply: str | None
     ) -> None:
@@ -237,10 +227,17 @@ class ConversationCore:
                 author=message.user_key,
                 created_at=message.time,
                 platform_message_id=message.message_id,
+                author_name=message.display_name,
+                audience=message.audience,
             )
             if reply is not None:
                 await tx.turns.add(
-                    room, Role.ASSISTANT, reply, author=message.user_key, created_at=now
+                    room,
+                    Role.ASSISTANT,
+                    reply,
+                    author=message.user_key,
+                    created_at=now,
+                    audience=message.audience,
                 )
 
     # -- learn -----------------------------------------------------------------------------

@@ -1,8 +1,11 @@
 """The prompt of a chat reply: system prompt, recalled facts, recent turns, the message.
 
 Recalled facts go into the system prompt as a labelled list, never as fake dialogue turns,
-so the model cannot mistake a memory for something just said. When the reply call offers
-the ``web_search`` tool, the system prompt says when to use it and how to write its queries.
+so the model cannot mistake a memory for something just said. In a group room several people
+talk with the bot: each person's turn starts with their name, and the messages the person
+replies to (not addressed to the bot, so not turns) are a labelled list too. When the reply
+call offers the ``web_search`` tool, the system prompt says when to use it and how to write its
+queries.
 The reply is free text, so there is no response model; the caller sends the messages as
 they are.
 """
@@ -13,14 +16,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
+from bot.messages import QuotedMessage
 from bot.websearch.tool import tool_guide
 from memory.llm import ChatMessage
 from memory.records import ConversationTurn, Role
 
-PROMPT_VERSION = "reply-v2"
+PROMPT_VERSION = "reply-v3"
 
 FACTS_HEADING = "What you remember about {name} (from earlier conversations):"
 NO_FACTS = "You do not remember anything about {name} yet."
+GROUP_NOTE = (
+    "Several people talk with you here: each of their messages starts with the speaker's "
+    "name. What you remember below is about {name} only."
+)
+QUOTED_HEADING = "The message replies to these earlier messages (oldest first):"
+SOMEONE = "Someone"
 WEB_HEADING = (
     "Web search results for this question. Use them where they help, and cite the URLs of "
     "the results you use:"
@@ -40,6 +50,7 @@ class ReplyContext:
     web_section: str = ""
     is_direct: bool = True
     web_tool: bool = False
+    quoted: Sequence[QuotedMessage] = ()
 
 
 def system_prompt(context: ReplyContext) -> str:
@@ -51,9 +62,12 @@ def system_prompt(context: ReplyContext) -> str:
         "Answer in the language the person writes in. Be concise.",
         "Use what you remember when it is relevant; do not recite it unprompted, and do not "
         "claim to remember anything that is not listed below.",
-        "",
-        *fact_lines(context.person_name, context.facts),
     ]
+    if not context.is_direct:
+        lines.append(GROUP_NOTE.format(name=context.person_name))
+    lines += ["", *fact_lines(context.person_name, context.facts)]
+    if context.quoted:
+        lines += ["", QUOTED_HEADING, *quoted_lines(context.bot_name, context.quoted)]
     if context.web_tool:
         lines += ["", tool_guide(context.today)]
     if context.web_section:
@@ -67,13 +81,27 @@ def fact_lines(person_name: str, facts: Sequence[str]) -> list[str]:
     return [FACTS_HEADING.format(name=person_name), *(f"- {fact}" for fact in facts)]
 
 
-def turn_message(turn: ConversationTurn) -> ChatMessage:
-    return ChatMessage("assistant" if turn.role is Role.ASSISTANT else "user", turn.text)
+def quoted_lines(bot_name: str, quoted: Sequence[QuotedMessage]) -> list[str]:
+    return [
+        f"- {bot_name if quote.from_bot else quote.author_name} "
+        f"({quote.time:%Y-%m-%d %H:%M}): {quote.text}"
+        for quote in quoted
+    ]
+
+
+def turn_message(turn: ConversationTurn, *, attributed: bool = False) -> ChatMessage:
+    if turn.role is Role.ASSISTANT:
+        return ChatMessage("assistant", turn.text)
+    if not attributed:
+        return ChatMessage("user", turn.text)
+    return ChatMessage("user", f"{turn.author_name or SOMEONE}: {turn.text}")
 
 
 def build_messages(context: ReplyContext) -> list[ChatMessage]:
+    attributed = not context.is_direct
+    message = context.message if context.is_direct else f"{context.person_name}: {context.message}"
     return [
         ChatMessage("system", system_prompt(context)),
-        *(turn_message(turn) for turn in context.turns),
-        ChatMessage("user", context.message),
+        *(turn_message(turn, attributed=attributed) for turn in context.turns),
+        ChatMessage("user", message),
     ]

@@ -66,7 +66,9 @@ Answer with JSON only: {{"search": true|false, "queries": [...], \
 
 
 def _speaker(turn: ConversationTurn) -> str:
-    return "assistant" if turn.role is Role.ASSISTANT else (turn.author or "user")
+    if turn.role is Role.ASSISTANT:
+        return "assistant"
+    return turn.author_name or turn.author or "user"
 
 
 def _transcript(turns: Sequence[ConversationTurn]) -> str:

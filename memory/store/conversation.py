@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import delete, select
+from sqlalchemy import ColumnElement, delete, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.records import ConversationTurn, Role
@@ -20,6 +20,8 @@ def to_turn(row: MessageRow) -> ConversationTurn:
         text=row.text,
         created_at=row.created_at,
         platform_message_id=row.platform_message_id,
+        author_name=row.author_name,
+        audience=row.audience,
     )
 
 
@@ -36,6 +38,8 @@ class TurnRepository:
         author: str | None,
         created_at: datetime,
         platform_message_id: str | None = None,
+        author_name: str | None = None,
+        audience: str | None = None,
     ) -> ConversationTurn:
         row = MessageRow(
             room=room,
@@ -44,6 +48,8 @@ class TurnRepository:
             text=text,
             created_at=created_at,
             platform_message_id=platform_message_id,
+            author_name=author_name,
+            audience=audience,
         )
         self.session.add(row)
         await self.session.flush()
@@ -57,6 +63,33 @@ class TurnRepository:
             .order_by(MessageRow.id.desc())
             .limit(limit)
         )
+        rows = (await self.session.scalars(query)).all()
+        return [to_turn(row) for row in reversed(rows)]
+
+    async def recent_of(self, room: str, author: str, *, limit: int) -> list[ConversationTurn]:
+        """The last ``limit`` turns between ``author`` and the bot in ``room``, oldest first
+        (the bot's answers carry the person they answered as author)."""
+        query = (
+            select(MessageRow)
+            .where(MessageRow.room == room, MessageRow.author == author)
+            .order_by(MessageRow.id.desc())
+            .limit(limit)
+        )
+        rows = (await self.session.scalars(query)).all()
+        return [to_turn(row) for row in reversed(rows)]
+
+    async def recent_shared(
+        self, room: str, *, audience: str | None, since: datetime | None, limit: int
+    ) -> list[ConversationTurn]:
+        """The last ``limit`` turns of a group room that a reader in ``audience`` (None: the
+        room as a whole) could read from ``since`` (None: all), oldest first."""
+        readable: ColumnElement[bool] = MessageRow.audience.is_(None)
+        if audience is not None:
+            readable = or_(readable, MessageRow.audience == audience)
+        query = select(MessageRow).where(MessageRow.room == room, readable)
+        if since is not None:
+            query = query.where(MessageRow.created_at >= since)
+        query = query.order_by(MessageRow.id.desc()).limit(limit)
         rows = (await self.session.scalars(query)).all()
         return [to_turn(row) for row in reversed(rows)]
 

@@ -84,6 +84,10 @@ class MessageRow(Base):
     text: Mapped[str] = mapped_column(Text, nullable=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
     platform_message_id: Mapped[str | None] = mapped_column(String)
+    # The speaker's display name when it was said, for attributed group-room context.
+    author_name: Mapped[str | None] = mapped_column(String)
+    # A narrower place inside the room only its members can read (a private thread).
+    audience: Mapped[str | None] = mapped_column(String)
 
     __table_args__ = (Index("ix_messages_room_time", "room", "created_at"),)
 

@@ -1,7 +1,8 @@
 """Privacy end to end: two people in one room, one person in two rooms and a DM.
 
 No reply prompt and no command output ever holds another scope's facts, and another scope's
-fact id reads exactly like an id that does not exist.
+fact id reads exactly like an id that does not exist. A group room's turns are shared with
+everyone there (that is the conversation), but never a DM's, and never another room's.
 """
 
 from __future__ import annotations
@@ -69,9 +70,12 @@ async def test_prompts_and_commands_hold_only_the_callers_scope(
     await tell_everything(bot)
     # A question near every secret (cosine 0.22-0.45), so only the scope keeps them out.
     await bot.say(user, QUESTION, room=room)
-    prompt = bot.last_reply_prompt()
-    assert f"- {own}" in prompt
-    assert leaked(prompt, {own}) == set()
+    system, *conversation = reply_calls(bot.llm)[-1].messages
+    assert f"- {own}" in system.content
+    assert leaked(system.content, {own}) == set()
+    # The turns: a group room's, by anyone there; in a DM only the person's own.
+    said_here = {told[3] for told in TOLD if told[1] == room} if room else {own}
+    assert leaked("\n".join(m.content for m in conversation), said_here) == set()
 
     outputs = [
         await bot.say(user, command, room=room)
@@ -126,15 +130,27 @@ async def test_autocomplete_offers_only_the_callers_facts(bot: Harness) -> None:
     assert await bot.app.core.fact_choices(message, str(ids["I play the cello"])) == []
 
 
-async def test_turns_of_other_people_stay_out_of_the_prompt(bot: Harness) -> None:
+async def test_a_group_rooms_turns_are_shared_there_and_dm_turns_never_leave_the_dm(
+    bot: Harness,
+) -> None:
     await bot.say("bob", "My locker code is 4711.", room=ROOM_R)
     await bot.say("carol", "My locker code is 9999.")  # Carol's DM shares the "matrix:dm" key
-    await bot.say("alice", "What's my locker code?", room=ROOM_R)
-    assert "4711" not in bot.last_reply_prompt()
+    await bot.say("alice", "My PIN is 1234.")  # Alice's own DM
+    await bot.say("carol", "My bike code is 5555.", room=ROOM_S)
+
+    await bot.say("alice", "What's Bob's locker code?", room=ROOM_R)
+    in_room = bot.last_reply_prompt()
+    assert "Bob: My locker code is 4711." in in_room
+    assert "9999" not in in_room and "1234" not in in_room and "5555" not in in_room
+
     await bot.say("alice", "What's my locker code?")
-    assert "9999" not in bot.last_reply_prompt()
+    in_dm = bot.last_reply_prompt()
+    assert "1234" in in_dm
+    assert "4711" not in in_dm and "9999" not in in_dm and "5555" not in in_dm
+
     await bot.say("carol", "Remind me of my code?")
     assert "My locker code is 9999." in bot.last_reply_prompt()
+    assert "1234" not in bot.last_reply_prompt()
 
 
 async def test_user_mode_follows_the_person_but_never_brings_dm_facts_to_rooms(

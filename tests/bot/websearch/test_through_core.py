@@ -60,7 +60,7 @@ async def test_weather_follow_up_searches_paris_tomorrow_and_cites_the_source(
     # ...because the decision for "and tomorrow?" was shown the earlier turns and the date,
     # read back from the store by the core.
     follow_up = search_decision_calls(bot.llm)[1].prompt_text
-    assert "matrix:alice: what's the weather in Paris?" in follow_up
+    assert "Alice: what's the weather in Paris?" in follow_up
     assert f"assistant: It's 8 °C with passing clouds in Paris [1] {TIMEANDDATE}" in follow_up
     assert "Today is 2026-11-29" in follow_up
     assert follow_up.endswith("Newest message:\nand tomorrow?")
@@ -99,7 +99,7 @@ async def test_film_follow_up_searches_the_film_and_only_the_persons_words_are_l
 
     # The statement was spared the decision call; the question was decided with its context.
     (decision_call,) = search_decision_calls(bot.llm)
-    assert "matrix:alice: I watched Amélie last night" in decision_call.prompt_text
+    assert "Alice: I watched Amélie last night" in decision_call.prompt_text
     assert bot.searxng.queries == ["Amélie 2001 film director"]
     system = reply_calls(bot.llm)[-1].messages[0].content
     assert f"[1] Amélie\n    URL: {WIKIPEDIA_AMELIE}" in system
@@ -122,15 +122,27 @@ async def test_forced_search_command_searches_the_words_as_given(bot: WebBot) ->
     assert extraction_calls(bot.llm) == []
 
 
-async def test_searches_are_written_from_the_persons_own_turns_only(bot: WebBot) -> None:
-    bot.mind.searches += [search("weather in Berlin today"), search("Paris weather 2026-11-30")]
+async def test_searches_follow_the_room_in_a_group_and_only_the_person_in_a_dm(
+    bot: WebBot,
+) -> None:
+    bot.mind.searches += [
+        search("weather in Berlin today"),
+        search("Berlin weather forecast 2026-11-30"),
+        search("weather in Rome today"),
+        search("Paris weather forecast 2026-11-30"),
+    ]
 
     await bot.say("bob", "what's the weather in Berlin?", room="room1")
-    await bot.say("alice", "is it going to rain in Paris tomorrow?", room="room1")
+    await bot.say("alice", "and tomorrow?", room="room1")
+    await bot.say("carol", "what's the weather in Rome?")
+    await bot.say("alice", "is it going to rain in Paris tomorrow?")
 
-    alice_decision = search_decision_calls(bot.llm)[1].prompt_text
-    assert "Berlin" not in alice_decision
-    assert "(no earlier messages)" in alice_decision
+    in_the_room, in_alices_dm = (call.prompt_text for call in search_decision_calls(bot.llm)[1::2])
+    # The group conversation is shared, each turn under its speaker's name...
+    assert "Bob: what's the weather in Berlin?" in in_the_room
+    # ...but a DM is the person's own: Carol's DM and the group room stay out of Alice's.
+    assert "Rome" not in in_alices_dm and "Berlin" not in in_alices_dm
+    assert "(no earlier messages)" in in_alices_dm
 
 
 async def test_nothing_found_is_said_after_the_answer(bot: WebBot) -> None:

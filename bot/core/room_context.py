@@ -1,0 +1,77 @@
+"""The conversation context of a reply: the earlier turns and quoted messages its prompt carries.
+
+In a DM, the turns between this person and the bot only: all of a platform's DMs share one
+room key. In a group room, the room's recent turns with the bot by anyone there, each with its
+speaker's name, as far as everyone in the room could read them: the turns of a private thread
+stay in that thread, and turns from before the history every member can read are left out.
+DM turns never reach a group prompt: they are kept under the DM room key, which no group
+message has. Recalled facts are not context; they stay the speaker's own (the recaller).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from bot.messages import IncomingMessage, QuotedMessage
+from memory.errors import StoreError
+from memory.records import ConversationTurn, Role
+from memory.store import Store
+
+log = logging.getLogger(__name__)
+
+# A quoted message is context, not the question: a long one is cut to this many characters.
+QUOTE_CHARS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationContext:
+    turns: list[ConversationTurn]
+    quoted: list[QuotedMessage]
+
+
+async def read_context(
+    store: Store, message: IncomingMessage, room: str, *, limit: int
+) -> ConversationContext:
+    """The turns (oldest first) and the quoted messages not already among them."""
+    turns = await read_turns(store, message, room, limit=limit)
+    return ConversationContext(turns, unseen_quotes(message.quoted, turns))
+
+
+async def read_turns(
+    store: Store, message: IncomingMessage, room: str, *, limit: int
+) -> list[ConversationTurn]:
+    if limit == 0:
+        return []
+    try:
+        async with store.transaction() as tx:
+            if message.is_direct:
+                return await tx.turns.recent_of(room, message.user_key, limit=limit)
+            return await tx.turns.recent_shared(
+                room, audience=message.audience, since=message.shared_since, limit=limit
+            )
+    except StoreError as error:
+        # Context only: the reply can do without it.
+        log.error("could not read the turns of %s in %s: %s", message.user_key, room, error)
+        return []
+
+
+def unseen_quotes(
+    quoted: Sequence[QuotedMessage], turns: Sequence[ConversationTurn]
+) -> list[QuotedMessage]:
+    """``quoted`` oldest first, without those the turns already hold, each cut to size."""
+    turn_ids = {turn.platform_message_id for turn in turns if turn.platform_message_id}
+    answers = {turn.text for turn in turns if turn.role is Role.ASSISTANT}
+    unseen = [
+        quote
+        for quote in quoted
+        if quote.message_id not in turn_ids and not (quote.from_bot and quote.text in answers)
+    ]
+    return [cut(quote) for quote in reversed(unseen)]
+
+
+def cut(quote: QuotedMessage) -> QuotedMessage:
+    if len(quote.text) <= QUOTE_CHARS:
+        return quote
+    return replace(quote, text=quote.text[:QUOTE_CHARS] + "...")
