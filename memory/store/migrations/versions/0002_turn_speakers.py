@@ -1,0 +1,24 @@
+"""Turns keep their speaker's display name and, inside a room, who could read them.
+
+Group rooms share their recent turns in prompts, each under its speaker's name, and the turns
+of a private thread only inside that thread (issue 17). Older turns get neither: they read
+as "Someone" and as readable by the whole room, which is what they were.
+
+Revision ID: 0002
+Revises: 0001
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0002"
+down_revision: str | None = "0001"
+branch_labels: str | None = None
+depends_on: str | None = None
+
+
+def upgrade() -> None:
+    op.add_column("messages", sa.Column("author_name", sa.String(), nullable=True))
+    op.add_column("messages", sa.Column("audience", sa.String(), nullable=True))
