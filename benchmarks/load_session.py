@@ -1,0 +1,439 @@
+"""One code version under load: the child process that ``benchmarks/load.py`` starts.
+
+    python benchmarks/load_session.py --code DIR --facts 1000 --scenarios 1x20,10x10,50x4
+
+``--code`` is the folder whose ``bot`` and ``memory`` packages are measured (the current
+worktree, or a worktree of an older commit); it goes first on ``sys.path`` before anything
+of Mnemo is imported, so this file only uses what every version measured has: ``Config``,
+``build_application``, ``core.handle``, the store's ``facts.add`` and the index's ``upsert``.
+It prints one JSON line with the results; everything else goes to stderr.
+
+Each of ``--people`` people has ``--facts`` facts already stored (real sentences; their
+vectors from the real all-MiniLM-L6-v2, one embedding per distinct sentence, reused by every
+person). The LLM is an instant stand-in that answers as a model that follows the prompts
+would: the reply "OK.", each statement's two facts on extraction, and on the decision ADD
+for a new favourite and UPDATE of the first shown fact for a new home, so every write does
+real work (extract, embed, candidates, decide, apply, index).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import logging
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+MODEL_DIRECTORY = REPOSITORY.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+SUBJECTS = ("sister", "neighbour", "colleague", "cousin", "dentist", "landlord", "friend")
+THINGS = ("book", "film", "dish", "city", "song", "game", "tea", "sport", "car", "painter")
+FAVOURITE = re.compile(r"My \w+'s favourite \w+ is number \d+")
+HOME = re.compile(r"I live in district \d+")
+NEW_FACT = re.compile(r"^New fact (\d+): (.*)$", re.MULTILINE)
+TAG = re.compile(r"number (\d+)|district (\d+)")
+# A fact's number encodes who said it: TAG_BASE + scenario * 100_000 + person * 100 + message.
+TAG_BASE = 7_000_000
+# A write that failed waits out its backoff (30 s and more): a queue that has not moved for
+# this long stops the run, which says why.
+STUCK_SECONDS = 25.0
+
+
+def put_code_first(code: Path) -> None:
+    sys.path.insert(0, str(code))
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """``NxM``: N people at once, each sending M messages one after another (waiting for
+    each answer, as people chat); ``NxMb``: all N x M messages at once (a burst)."""
+
+    people: int
+    messages: int
+    burst: bool
+
+    @classmethod
+    def parse(cls, text: str) -> Scenario:
+        people, messages = text.rstrip("b").split("x")
+        return cls(int(people), int(messages), text.endswith("b"))
+
+    @property
+    def label(self) -> str:
+        if self.burst:
+            return f"{self.people} x {self.messages}, all messages at once"
+        return f"{self.people} x {self.messages}"
+
+
+@dataclass(frozen=True)
+class ScenarioResult:
+    label: str
+    replies: int
+    reply_p50_ms: float
+    reply_p95_ms: float
+    reply_max_ms: float
+    replies_per_second: float
+    facts: int
+    facts_per_second: float
+    drain_seconds: float
+    misplaced_facts: int
+    missing_facts: int
+    queued_after_drain: int
+    locked_errors: int
+    load_before: float
+    load_after: float
+    problems: tuple[str, ...]
+
+
+class InstantModel:
+    """The LLM stand-in: answers at once, as a model that follows the prompts would."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    @property
+    def model_name(self) -> str:
+        return "instant-stand-in"
+
+    async def complete(
+        self,
+        messages: Sequence[Any],
+        *,
+        json_schema: Mapping[str, Any] | None = None,
+        temperature: float | None = None,
+    ) -> str:
+        self.calls += 1
+        properties = (json_schema or {}).get("properties", {})
+        last = str(messages[-1].content)
+        if "facts" in properties:
+            return extraction_answer(last)
+        if "decisions" in properties:
+            return decision_answer(last)
+        return "OK."
+
+    async def complete_with_tools(self, messages: Sequence[Any], tools: Any, **_: Any) -> Any:
+        from memory.llm import AssistantTurn
+
+        return AssistantTurn("OK.")
+
+    async def aclose(self) -> None:
+        return None
+
+
+def extraction_answer(message: str) -> str:
+    texts = FAVOURITE.findall(message) + HOME.findall(message)
+    facts = [{"text": text, "category": "other", "valid_from": None} for text in texts]
+    return json.dumps({"facts": facts})
+
+
+def decision_answer(prompt: str) -> str:
+    decisions = []
+    starts = list(NEW_FACT.finditer(prompt))
+    for match, following in zip(starts, [*starts[1:], None], strict=True):
+        body = prompt[match.start() : None if following is None else following.start()]
+        has_candidates = "    1: " in body
+        if match.group(2).startswith("I live in") and has_candidates:
+            decisions.append({"fact": int(match.group(1)), "action": "UPDATE", "target": 1})
+        else:
+            decisions.append({"fact": int(match.group(1)), "action": "ADD", "target": None})
+    return json.dumps({"decisions": decisions})
+
+
+def stored_texts(count: int) -> list[str]:
+    combos = itertools.cycle(itertools.product(SUBJECTS, THINGS))
+    return [
+        f"My {subject}'s favourite {thing} is number {number}"
+        for number, (subject, thing) in zip(range(count), combos, strict=False)
+    ]
+
+
+def user_key(person: int) -> str:
+    return f"console:person{person}"
+
+
+def statement(scenario_number: int, person: int, message: int) -> str:
+    tag = TAG_BASE + scenario_number * 100_000 + person * 100 + message
+    subject = SUBJECTS[(person + message) % len(SUBJECTS)]
+    thing = THINGS[message % len(THINGS)]
+    return f"My {subject}'s favourite {thing} is number {tag}, and I live in district {tag}."
+
+
+class LockedErrors(logging.Handler):
+    """Counts log records that mention a locked database."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+        self.examples: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            text += str(record.exc_info[1])
+        if "locked" in text.lower():
+            self.count += 1
+            if len(self.examples) < 3:
+                self.examples.append(f"{record.name}: {text[:300]}")
+
+
+class Session:
+    def __init__(self, application: Any, database: Path, model: InstantModel) -> None:
+        self.application = application
+        self.database = database
+        self.model = model
+
+    async def fill(self, people: int, count: int) -> None:
+        from memory.index.base import IndexedFact
+        from memory.records import NewFact
+        from memory.scope import Scope
+
+        texts = stored_texts(count)
+        vectors = await self.application.embedder.embed(texts)
+        model = self.application.embedder.model_name
+        for person in range(people):
+            scope = Scope(user_key(person), "console:dm")
+            async with self.application.store.transaction() as transaction:
+                facts = [
+                    await transaction.facts.add(scope, NewFact(text), embedding_model=model)
+                    for text in texts
+                ]
+            await self.application.index.upsert(
+                [
+                    IndexedFact(fact.id, fact.owner, fact.room, fact.text, vector, model)
+                    for fact, vector in zip(facts, vectors, strict=True)
+                ]
+            )
+        # As reconcile does at start-up: compact the bulk-written fragments.
+        await self.application.index.optimize()
+
+    async def send(self, person: int, number: int, text: str) -> float:
+        from bot.messages import IncomingMessage
+
+        message = IncomingMessage(
+            platform="console",
+            user_key=user_key(person),
+            display_name=f"Person {person}",
+            room_key="console:dm",
+            text=text,
+            time=datetime(2026, 11, 30, tzinfo=UTC) + timedelta(seconds=number),
+            is_direct=True,
+            message_id=f"load-{person}-{number}-{text[-12:]}",
+        )
+        started = time.perf_counter()
+        replies = await self.application.core.handle(message)
+        elapsed = time.perf_counter() - started
+        if not replies or replies[0].text != "OK.":
+            raise RuntimeError(f"unexpected reply to {text!r}: {replies!r}")
+        return elapsed
+
+    async def person_sends(
+        self, scenario: Scenario, number: int, person: int
+    ) -> list[tuple[float, float]]:
+        """(latency, finish time) of each of one person's messages."""
+        texts = [statement(number, person, m) for m in range(scenario.messages)]
+        if not scenario.burst:
+            timings = []
+            for m, text in enumerate(texts):
+                latency = await self.send(person, number * 1000 + m, text)
+                timings.append((latency, time.perf_counter()))
+            return timings
+        return list(
+            await asyncio.gather(
+                *(self.timed(person, number * 1000 + m, text) for m, text in enumerate(texts))
+            )
+        )
+
+    async def timed(self, person: int, number: int, text: str) -> tuple[float, float]:
+        latency = await self.send(person, number, text)
+        return latency, time.perf_counter()
+
+    async def wait_for_queue(self) -> None:
+        """Until every write handed over so far is applied (its queue row gone)."""
+        await self.application.core.wait_idle()
+        last_change, last_count = time.perf_counter(), -1
+        while (count := await asyncio.to_thread(self.queued)) > 0:
+            if count != last_count:
+                last_change, last_count = time.perf_counter(), count
+            elif time.perf_counter() - last_change > STUCK_SECONDS:
+                raise RuntimeError(f"the queue did not drain: {self.queue_errors()}")
+            await asyncio.sleep(0.01)
+        drain = getattr(self.application.writer, "drain", None)
+        if drain is not None:
+            await drain()
+
+    def queued(self) -> int:
+        with sqlite3.connect(self.database, timeout=30) as connection:
+            (count,) = connection.execute("SELECT count(*) FROM pending_writes").fetchone()
+        return int(count)
+
+    def queue_errors(self) -> list[str]:
+        with sqlite3.connect(self.database, timeout=30) as connection:
+            rows = connection.execute("SELECT last_error FROM pending_writes").fetchall()
+        return sorted({str(error) for (error,) in rows})
+
+    def check_scopes(self, number: int, scenario: Scenario) -> tuple[int, int, list[str]]:
+        """(facts of this scenario, misplaced, messages missing a fact): each fact in its
+        speaker's scope."""
+        low = TAG_BASE + number * 100_000
+        with sqlite3.connect(self.database, timeout=30) as connection:
+            rows = connection.execute("SELECT owner, room, text FROM facts").fetchall()
+        found: dict[tuple[int, int], set[str]] = {}
+        misplaced = 0
+        for owner, room, text in rows:
+            match = TAG.search(text)
+            if match is None:
+                continue
+            tag = int(match.group(1) or match.group(2))
+            if not low <= tag < low + 100_000:
+                continue
+            person, message = divmod(tag - low, 100)
+            if owner != user_key(person) or room != "console:dm":
+                misplaced += 1
+            found.setdefault((person, message), set()).add(text.split(" ")[-3])
+        missing = [
+            f"person {person} message {message}: {sorted(found.get((person, message), set()))}"
+            for person in range(scenario.people)
+            for message in range(scenario.messages)
+            if len(found.get((person, message), set())) != 2
+        ]
+        count = sum(len(kinds) for kinds in found.values())
+        return count, misplaced, missing
+
+    async def run(self, number: int, scenario: Scenario, locked: LockedErrors) -> ScenarioResult:
+        import numpy as np
+
+        load_before = os.getloadavg()[0]
+        locked.count = 0
+        locked.examples = []
+        started = time.perf_counter()
+        per_person = await asyncio.gather(
+            *(self.person_sends(scenario, number, p) for p in range(scenario.people))
+        )
+        timings = [timing for person in per_person for timing in person]
+        last_reply = max(finish for _, finish in timings) - started
+        await self.wait_for_queue()
+        drained = time.perf_counter() - started
+        facts, misplaced, missing = self.check_scopes(number, scenario)
+        latencies = np.asarray([latency for latency, _ in timings]) * 1000
+        return ScenarioResult(
+            label=scenario.label,
+            replies=len(timings),
+            reply_p50_ms=float(np.percentile(latencies, 50)),
+            reply_p95_ms=float(np.percentile(latencies, 95)),
+            reply_max_ms=float(latencies.max()),
+            replies_per_second=len(timings) / last_reply,
+            facts=facts,
+            facts_per_second=facts / drained,
+            drain_seconds=drained,
+            misplaced_facts=misplaced,
+            missing_facts=len(missing),
+            queued_after_drain=await asyncio.to_thread(self.queued),
+            locked_errors=locked.count,
+            load_before=load_before,
+            load_after=os.getloadavg()[0],
+            problems=(*locked.examples, *missing[:3]),
+        )
+
+
+async def open_session(data_dir: Path, model: InstantModel) -> Session:
+    from bot.app import build_application
+    from bot.config import Config
+    from memory.embedding import FastEmbedEmbedder
+
+    config = Config.model_validate(
+        {
+            "storage": {"data_dir": str(data_dir)},
+            "embedding": {"model_path": str(MODEL_DIRECTORY)},
+            "memory": {"reranker_model": ""},
+            "chat": {"rate_limit_per_minute": 1_000_000},
+        }
+    )
+    embedder = FastEmbedEmbedder(MODEL_NAME, model_path=MODEL_DIRECTORY)
+    application = await build_application(config, llm=model, embedder=embedder)
+    database = Path(config.storage.database_path)
+    return Session(application, database, model)
+
+
+class Profiler:
+    """py-spy sampling this very process (every thread, raw collapsed stacks) while open."""
+
+    def __init__(self, output: Path | None) -> None:
+        self.output = output
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> Profiler:
+        if self.output is not None:
+            py_spy = Path(sys.executable).parent / "py-spy"
+            command = [str(py_spy), "record", "--pid", str(os.getpid()), "--threads"]
+            command += ["--format", "raw", "--rate", "200", "--output", str(self.output)]
+            self.process = subprocess.Popen(command, stdout=sys.stderr, stderr=sys.stderr)
+            time.sleep(1.0)  # py-spy attaches
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.process is not None:
+            self.process.send_signal(signal.SIGINT)
+            self.process.wait(timeout=60)
+
+
+async def measure(
+    scenarios: Sequence[Scenario], people: int, fact_count: int, profile: Path | None
+) -> dict[str, Any]:
+    locked = LockedErrors()
+    logging.getLogger().addHandler(locked)
+    model = InstantModel()
+    with tempfile.TemporaryDirectory() as directory:
+        session = await open_session(Path(directory) / "data", model)
+        try:
+            started = time.perf_counter()
+            await session.fill(people, fact_count)
+            print(
+                f"filled {people} x {fact_count} facts in {time.perf_counter() - started:.0f} s",
+                file=sys.stderr,
+            )
+            await session.application.start()
+            # Warm-up (not reported): SQLite, LanceDB and ONNX load their caches.
+            await session.run(99, Scenario(2, 3, False), locked)
+            results = []
+            with Profiler(profile):
+                for number, scenario in enumerate(scenarios):
+                    result = await session.run(number, scenario, locked)
+                    print(result, file=sys.stderr)
+                    results.append(asdict(result))
+        finally:
+            await session.application.aclose()
+    return {"results": results, "llm_calls": model.calls}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--code", type=Path, default=REPOSITORY)
+    parser.add_argument("--facts", type=int, default=1000)
+    parser.add_argument("--scenarios", default="1x20,10x10,50x4,50x4b")
+    parser.add_argument(
+        "--profile", type=Path, default=None, help="py-spy raw stacks of the measured part"
+    )
+    arguments = parser.parse_args()
+    put_code_first(arguments.code.resolve())
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    scenarios = [Scenario.parse(text) for text in arguments.scenarios.split(",")]
+    people = max(scenario.people for scenario in scenarios)
+    report = asyncio.run(measure(scenarios, people, arguments.facts, arguments.profile))
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
