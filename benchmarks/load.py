@@ -91,6 +91,20 @@ def print_table(base: list[dict[str, Any]], new: list[dict[str, Any]]) -> None:
         print("| " + " | ".join(ratios) + " |")
 
 
+def print_time_table(base: list[dict[str, Any]], new: list[dict[str, Any]]) -> None:
+    """Where the CPU time went (seconds, by thread group) and how long the loop was blocked."""
+    groups = sorted({group for row in [*base, *new] for group in row["cpu_seconds"]})
+    header = ["people x messages", "code", "loop lag p99", "loop lag max", *groups]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for old_row, new_row in zip(base, new, strict=True):
+        for name, row in (("base", old_row), ("new", new_row)):
+            cells = [row["label"], name]
+            cells += [f"{row['loop_lag_p99_ms']:,.0f} ms", f"{row['loop_lag_max_ms']:,.0f} ms"]
+            cells += [f"{row['cpu_seconds'].get(group, 0.0):.1f} s" for group in groups]
+            print("| " + " | ".join(cells) + " |")
+
+
 def ratio(new: float, old: float) -> float:
     return new / old if old else float("inf")
 
@@ -116,6 +130,9 @@ def main() -> None:
         base_runs.append(run_session(arguments.base, arguments.facts, arguments.scenarios))
         new_runs.append(run_session(REPOSITORY, arguments.facts, arguments.scenarios))
     print_table(median_of(base_runs), median_of(new_runs))
+    print()
+    print_time_table(base_runs[-1], new_runs[-1])
+    print()
     for name, runs in (("base", base_runs), ("new", new_runs)):
         for results in runs:
             for row in results:

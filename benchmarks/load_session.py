@@ -20,16 +20,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import logging
 import os
 import re
+import resource
 import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -50,7 +53,8 @@ TAG = re.compile(r"number (\d+)|district (\d+)")
 TAG_BASE = 7_000_000
 # A write that failed waits out its backoff (30 s and more): a queue that has not moved for
 # this long stops the run, which says why.
-STUCK_SECONDS = 25.0
+STUCK_SECONDS = 180.0
+LAG_TICK = 0.01
 
 
 def put_code_first(code: Path) -> None:
@@ -96,6 +100,10 @@ class ScenarioResult:
     load_before: float
     load_after: float
     problems: tuple[str, ...]
+    cpu_seconds: dict[str, float]
+    loop_lag_p50_ms: float
+    loop_lag_p99_ms: float
+    loop_lag_max_ms: float
 
 
 class InstantModel:
@@ -169,6 +177,87 @@ def statement(scenario_number: int, person: int, message: int) -> str:
     subject = SUBJECTS[(person + message) % len(SUBJECTS)]
     thing = THINGS[message % len(THINGS)]
     return f"My {subject}'s favourite {thing} is number {tag}, and I live in district {tag}."
+
+
+def thread_group(name: str) -> str:
+    """Which part of the process a thread works for, by its Python or OS name."""
+    if name == "MainThread":
+        return "event loop (main thread)"
+    if name.startswith("asyncio_"):
+        return "to_thread pool (embedding)"
+    if "_connection_worker_thread" in name:
+        return "SQLite (aiosqlite threads)"
+    if name.startswith("LanceDB"):
+        return "LanceDB's Python loop"
+    if name.startswith(("lance", "tokio")):
+        return "LanceDB (Rust threads)"
+    if name == "python":
+        # Native threads that kept the process's name: ONNX Runtime's intra-op pool.
+        return "ONNX Runtime threads (embedding)"
+    return f"other: {name}"
+
+
+@dataclass(frozen=True)
+class ThreadTimes:
+    """CPU seconds (user + system) used so far: each thread's by id, and the whole process's."""
+
+    threads: dict[int, tuple[str, float]]
+    process: float
+
+    @classmethod
+    def now(cls) -> ThreadTimes:
+        python_names = {thread.native_id: thread.name for thread in threading.enumerate()}
+        ticks = os.sysconf("SC_CLK_TCK")
+        threads: dict[int, tuple[str, float]] = {}
+        for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+            try:
+                comm = (task / "comm").read_text().strip()
+                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # the thread ended meanwhile
+            # utime and stime are fields 14 and 15 of stat, counted after the ")" of the name.
+            used = (int(fields[11]) + int(fields[12])) / ticks
+            thread_id = int(task.name)
+            threads[thread_id] = (thread_group(python_names.get(thread_id, comm)), used)
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return cls(threads, usage.ru_utime + usage.ru_stime)
+
+    def since(self, earlier: ThreadTimes) -> dict[str, float]:
+        """Seconds per thread group between ``earlier`` and now; a thread that ended meanwhile
+        (aiosqlite closes a connection's thread with it) counts in the rest."""
+        seconds: dict[str, float] = {}
+        for thread_id, (group, used) in self.threads.items():
+            before = earlier.threads.get(thread_id, (group, 0.0))[1]
+            seconds[group] = seconds.get(group, 0.0) + used - before
+        whole = self.process - earlier.process
+        seconds["threads that ended meanwhile"] = max(0.0, whole - sum(seconds.values()))
+        seconds["whole process"] = whole
+        return {group: round(value, 2) for group, value in sorted(seconds.items())}
+
+
+class LoopLag:
+    """How late the event loop runs a 10 ms timer: the time it was blocked by something."""
+
+    def __init__(self) -> None:
+        self.lags: list[float] = []
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self.lags = []
+        self._task = asyncio.get_running_loop().create_task(self._tick())
+
+    async def stop(self) -> list[float]:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        return self.lags
+
+    async def _tick(self) -> None:
+        while True:
+            started = time.perf_counter()
+            await asyncio.sleep(LAG_TICK)
+            self.lags.append((time.perf_counter() - started - LAG_TICK) * 1000)
 
 
 class LockedErrors(logging.Handler):
@@ -318,6 +407,9 @@ class Session:
         load_before = os.getloadavg()[0]
         locked.count = 0
         locked.examples = []
+        cpu_before = ThreadTimes.now()
+        lag = LoopLag()
+        lag.start()
         started = time.perf_counter()
         per_person = await asyncio.gather(
             *(self.person_sends(scenario, number, p) for p in range(scenario.people))
@@ -326,6 +418,8 @@ class Session:
         last_reply = max(finish for _, finish in timings) - started
         await self.wait_for_queue()
         drained = time.perf_counter() - started
+        cpu_after = ThreadTimes.now()
+        lags = np.asarray(await lag.stop())
         facts, misplaced, missing = self.check_scopes(number, scenario)
         latencies = np.asarray([latency for latency, _ in timings]) * 1000
         return ScenarioResult(
@@ -345,6 +439,10 @@ class Session:
             load_before=load_before,
             load_after=os.getloadavg()[0],
             problems=(*locked.examples, *missing[:3]),
+            cpu_seconds=cpu_after.since(cpu_before),
+            loop_lag_p50_ms=float(np.percentile(lags, 50)),
+            loop_lag_p99_ms=float(np.percentile(lags, 99)),
+            loop_lag_max_ms=float(lags.max()),
         )
 
 
@@ -368,7 +466,8 @@ async def open_session(data_dir: Path, model: InstantModel) -> Session:
 
 
 class Profiler:
-    """py-spy sampling this very process (every thread, raw collapsed stacks) while open."""
+    """py-spy sampling this very process while open: the thread holding the GIL (Python
+    CPU time), as raw collapsed stacks."""
 
     def __init__(self, output: Path | None) -> None:
         self.output = output
@@ -377,7 +476,7 @@ class Profiler:
     def __enter__(self) -> Profiler:
         if self.output is not None:
             py_spy = Path(sys.executable).parent / "py-spy"
-            command = [str(py_spy), "record", "--pid", str(os.getpid()), "--threads"]
+            command = [str(py_spy), "record", "--pid", str(os.getpid()), "--threads", "--gil"]
             command += ["--format", "raw", "--rate", "200", "--output", str(self.output)]
             self.process = subprocess.Popen(command, stdout=sys.stderr, stderr=sys.stderr)
             time.sleep(1.0)  # py-spy attaches
