@@ -42,7 +42,6 @@ from typing import Any
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 MODEL_DIRECTORY = REPOSITORY.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
-MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 SUBJECTS = ("sister", "neighbour", "colleague", "cousin", "dentist", "landlord", "friend")
 THINGS = ("book", "film", "dish", "city", "song", "game", "tea", "sport", "car", "painter")
 FAVOURITE = re.compile(r"My \w+'s favourite \w+ is number \d+")
@@ -449,7 +448,6 @@ class Session:
 async def open_session(data_dir: Path, model: InstantModel) -> Session:
     from bot.app import build_application
     from bot.config import Config
-    from memory.embedding import FastEmbedEmbedder
 
     config = Config.model_validate(
         {
@@ -459,8 +457,8 @@ async def open_session(data_dir: Path, model: InstantModel) -> Session:
             "chat": {"rate_limit_per_minute": 1_000_000},
         }
     )
-    embedder = FastEmbedEmbedder(MODEL_NAME, model_path=MODEL_DIRECTORY)
-    application = await build_application(config, llm=model, embedder=embedder)
+    # The embedder as each version builds it from the config (its own defaults).
+    application = await build_application(config, llm=model)
     database = Path(config.storage.database_path)
     return Session(application, database, model)
 

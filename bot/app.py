@@ -15,7 +15,7 @@ from bot.config import Config
 from bot.core import ConversationCore, CoreSettings
 from bot.scheduler import MaintenanceScheduler, build_maintenance_scheduler
 from bot.websearch import SearxngAdvisor, SearxngClient, WebSearchAdvisor
-from memory.embedding import Embedder
+from memory.embedding import Embedder, EmbeddingBatcher
 from memory.index import HealingIndex
 from memory.llm import LanguageModel
 from memory.recall import Recaller, Reranker
@@ -36,6 +36,8 @@ class Application:
     embedder: Embedder
     llm: LanguageModel
     scheduler: MaintenanceScheduler
+    # Shares the embedder among concurrent callers, recall first (``embedder`` is its model).
+    batcher: EmbeddingBatcher
     web_search: WebSearchAdvisor | None = None
     reranker: Reranker | None = None
     # Parts the caller passed in: the caller owns them and closes them.
@@ -55,6 +57,7 @@ class Application:
         await self.scheduler.shutdown()
         await self.core.wait_idle()
         await self.writer.aclose()
+        await self.batcher.aclose()
         for part in (self.web_search, self.reranker, self.llm, self.embedder):
             if part is not None and not any(part is mine for mine in self.borrowed):
                 await part.aclose()
@@ -117,11 +120,13 @@ async def build_application(
     web_search = web_search or build_web_search(config, llm)
     # Loaded lazily on the first lookup; if it cannot load, recall falls back to cosine order.
     reranker = reranker or build_reranker(config.memory, config.embedding)
-    writer = MemoryWriter(memory.store, memory.index, memory.embedder, llm, write_settings(config))
+    # Recall's texts go before the write queue's and consolidation's (replies first).
+    batcher = EmbeddingBatcher(memory.embedder)
+    writer = MemoryWriter(memory.store, memory.index, batcher.background, llm, write_settings(config))
     recaller = Recaller(
         memory.store,
         memory.index,
-        memory.embedder,
+        batcher.replies,
         recall_settings(config.memory),
         reranker=reranker,
     )
@@ -134,11 +139,12 @@ async def build_application(
         web_search=web_search,
     )
     scheduler = build_maintenance_scheduler(
-        config, memory.store, memory.index, memory.embedder, llm, writer
+        config, memory.store, memory.index, batcher.background, llm, writer
     )
     return Application(
         config=config,
         scheduler=scheduler,
+        batcher=batcher,
         core=core,
         writer=writer,
         recaller=recaller,

@@ -28,6 +28,7 @@ def build_embedder(settings: EmbeddingSettings) -> Embedder:
         cache_dir=settings.cache_dir,
         dimension=settings.dimension,
         pooling=settings.pooling,
+        threads=settings.threads or None,
     )
 
 

@@ -49,6 +49,9 @@ class EmbeddingSettings(Section):
     model_path: Path | None = Field(None, description="local ONNX directory (offline use)")
     dimension: int | None = Field(None, gt=0, description="needed for models fastembed lacks")
     pooling: Literal["mean", "cls"] = "mean"
+    # One ONNX thread: extra threads spin for work and, beside a busy event loop, cost 2-3x
+    # the CPU per text and as much in wall time (docs/benchmarks.md, "Load").
+    threads: int = Field(1, ge=0, description="ONNX Runtime threads (0: one per core)")
     cache_dir: Path | None = None
     ollama_url: str = "http://127.0.0.1:11434"
 

@@ -1,12 +1,15 @@
-"""Embedders: the port, fastembed (default), Ollama, and a hashing test double."""
+"""Embedders: the port, fastembed (default), Ollama, a hashing test double, and the batcher
+that shares one model call among concurrent callers."""
 
 from memory.embedding.base import Embedder, Vectors, cosine_similarity, normalise
+from memory.embedding.batching import EmbeddingBatcher
 from memory.embedding.fake import HashingEmbedder
 from memory.embedding.fastembed_backend import FastEmbedEmbedder
 from memory.embedding.ollama_backend import OllamaEmbedder
 
 __all__ = [
     "Embedder",
+    "EmbeddingBatcher",
     "FastEmbedEmbedder",
     "HashingEmbedder",
     "OllamaEmbedder",
