@@ -122,7 +122,9 @@ async def build_application(
     reranker = reranker or build_reranker(config.memory, config.embedding)
     # Recall's texts go before the write queue's and consolidation's (replies first).
     batcher = EmbeddingBatcher(memory.embedder)
-    writer = MemoryWriter(memory.store, memory.index, batcher.background, llm, write_settings(config))
+    writer = MemoryWriter(
+        memory.store, memory.index, batcher.background, llm, write_settings(config)
+    )
     recaller = Recaller(
         memory.store,
         memory.index,

@@ -26,11 +26,14 @@ import pyarrow as pa
 from memory.errors import VectorIndexError
 from memory.index.base import IndexedFact, ScoredFactId
 from memory.index.filters import ids_where, key_digest, scope_where
+from memory.index.scope_cache import FactIds, Matrix, ScopeVectorCache
 from memory.scope import Scope
 
 log = logging.getLogger(__name__)
 
 TABLE_NAME = "facts"
+# Vectors held by the scope cache: 50,000 x 384 float32 is 77 MB.
+SCOPE_CACHE_ROWS = 50_000
 # What LanceDB raises for unreadable files (a zeroed manifest gives a KeyError: no columns).
 LANCE_ERRORS = (OSError, RuntimeError, ValueError, LookupError, pa.ArrowException)
 COLUMNS = ("fact_id", "owner_digest", "room_digest", "text", "model", "vector")
@@ -68,7 +71,14 @@ def _vector_dimension(schema: pa.Schema) -> int:
 class LanceFactIndex:
     """Facts' vectors in one LanceDB table, searched with cosine distance and a prefilter."""
 
-    def __init__(self, table: Any, path: Path, *, optimize_every: int = 32) -> None:
+    def __init__(
+        self,
+        table: Any,
+        path: Path,
+        *,
+        optimize_every: int = 32,
+        scope_cache_rows: int = SCOPE_CACHE_ROWS,
+    ) -> None:
         self._table = table
         self.path = path
         # Each single-fact write adds a fragment, and search slows with every one of them
@@ -81,10 +91,17 @@ class LanceFactIndex:
         # Searches read old versions' files until they finish; pruning waits for them.
         self._files_lock = aiorwlock.RWLock()
         self._has_full_text_index = False
+        # Searches of a scope seen lately are served from memory; every write below tells it.
+        self.scope_cache = ScopeVectorCache(scope_cache_rows)
 
     @classmethod
     async def open(
-        cls, path: Path | str, *, dimension: int, optimize_every: int = 32
+        cls,
+        path: Path | str,
+        *,
+        dimension: int,
+        optimize_every: int = 32,
+        scope_cache_rows: int = SCOPE_CACHE_ROWS,
     ) -> LanceFactIndex:
         """Open the index, (re)creating the table if it is missing or of another dimension.
 
@@ -98,7 +115,12 @@ class LanceFactIndex:
                 table = await connection.open_table(TABLE_NAME)
                 existing = _vector_dimension(await table.schema())
                 if existing == dimension:
-                    index = cls(table, directory, optimize_every=optimize_every)
+                    index = cls(
+                        table,
+                        directory,
+                        optimize_every=optimize_every,
+                        scope_cache_rows=scope_cache_rows,
+                    )
                     return await index._with_scalar_index()
                 log.warning(
                     "vector index has dimension %d, the embedder %d: rebuilding it",
@@ -107,7 +129,10 @@ class LanceFactIndex:
                 )
                 await connection.drop_table(TABLE_NAME)
             table = await connection.create_table(TABLE_NAME, schema=_schema(dimension))
-            return await cls(table, directory, optimize_every=optimize_every)._with_scalar_index()
+            index = cls(
+                table, directory, optimize_every=optimize_every, scope_cache_rows=scope_cache_rows
+            )
+            return await index._with_scalar_index()
         except LANCE_ERRORS as error:
             raise VectorIndexError(
                 f"cannot open the vector index at {directory}: {error}"
@@ -147,6 +172,8 @@ class LanceFactIndex:
                 await self._count_write()
         except LANCE_ERRORS as error:
             raise VectorIndexError(f"cannot write to the vector index: {error}") from error
+        finally:
+            self.scope_cache.owners_changed(fact.owner for fact in facts)
 
     async def delete(self, fact_ids: Sequence[int]) -> None:
         if not fact_ids:
@@ -157,6 +184,8 @@ class LanceFactIndex:
                 await self._count_write()
         except LANCE_ERRORS as error:
             raise VectorIndexError(f"cannot delete from the vector index: {error}") from error
+        finally:
+            self.scope_cache.facts_removed(fact_ids)
 
     async def search(
         self,
@@ -166,6 +195,12 @@ class LanceFactIndex:
         limit: int,
         min_similarity: float | None = None,
     ) -> list[ScoredFactId]:
+        try:
+            cached = await self.scope_cache.rows(scope, self._scope_rows)
+        except LANCE_ERRORS as error:
+            raise VectorIndexError(f"cannot search the vector index: {error}") from error
+        if cached is not None:
+            return cached.search(vector, limit, min_similarity)
         query = (
             self._table.vector_search(np.asarray(vector, dtype=np.float32).ravel())
             .distance_type("cosine")
@@ -182,6 +217,22 @@ class LanceFactIndex:
             raise VectorIndexError(f"cannot search the vector index: {error}") from error
         # LanceDB's cosine distance is 1 - cosine similarity.
         return [ScoredFactId(int(row["fact_id"]), 1.0 - float(row["_distance"])) for row in rows]
+
+    async def _scope_rows(self, scope: Scope, limit: int) -> tuple[FactIds, Matrix]:
+        """At most ``limit`` rows of ``scope``: their ids and vectors."""
+        async with self._files_lock.reader:
+            table = await (
+                self._table.query()
+                .where(scope_where(scope))
+                .select(["fact_id", "vector"])
+                .limit(limit)
+                .to_arrow()
+            )
+        fact_ids: FactIds = table["fact_id"].to_numpy().astype(np.int64)
+        dimension = _vector_dimension(table.schema)
+        values = table["vector"].combine_chunks().flatten().to_numpy()
+        vectors: Matrix = np.asarray(values, dtype=np.float32).reshape(len(fact_ids), dimension)
+        return fact_ids, vectors
 
     async def full_text_search(self, scope: Scope, query: str, *, limit: int) -> list[ScoredFactId]:
         """Facts visible in ``scope`` whose text matches ``query`` (BM25), best first.
@@ -275,6 +326,8 @@ class LanceFactIndex:
                 await self._optimize()
         except LANCE_ERRORS as error:
             raise VectorIndexError(f"cannot erase from the vector index: {error}") from error
+        finally:
+            self.scope_cache.clear()
 
     async def fragment_count(self) -> int:
         stats = await self._table.stats()

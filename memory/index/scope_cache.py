@@ -1,0 +1,147 @@
+"""Recently searched scopes' vectors in memory, so a search is one matrix product.
+
+A LanceDB search with the scope prefilter costs about 7 ms of CPU at 50,000 facts, and every
+message makes three (recall, and the candidates of its two facts on the write path); loading
+a scope's 1,000 vectors costs about the same as one search, and searching them in numpy
+0.1 ms (docs/benchmarks.md, "Load"). The index keeps one entry per scope searched lately.
+
+Rules that keep it right:
+
+- An entry holds exactly the rows the scope's own filter selects (the same ``where`` as
+  the LanceDB search), under the scope's full key (owner, room, mode): nothing of one scope
+  can be served to another.
+- The index tells the cache after every write: upserted rows drop the entries of their
+  owners (every scope filter is on the owner), deleted or erased ids drop every entry that
+  holds one of them. A fill that overlapped any write is used once and not kept.
+- Bounded by the number of rows held (least recently used scopes go first); a scope larger
+  than the bound is not cached, and the index searches it itself.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from memory.index.base import ScoredFactId
+from memory.scope import Scope
+
+FactIds = npt.NDArray[np.int64]
+Matrix = npt.NDArray[np.float32]
+ScopeKey = tuple[str, str, str]
+# Loads at most ``limit`` rows of a scope: (fact ids, vectors).
+LoadScope = Callable[[Scope, int], Awaitable[tuple[FactIds, Matrix]]]
+
+
+@dataclass(frozen=True)
+class ScopeRows:
+    """One scope's rows: ids, and their vectors scaled to unit length (zero rows stay zero)."""
+
+    owner: str
+    fact_ids: FactIds
+    unit_vectors: Matrix
+
+    @classmethod
+    def of(cls, owner: str, fact_ids: FactIds, vectors: Matrix) -> ScopeRows:
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return cls(owner, fact_ids, (vectors / norms).astype(np.float32))
+
+    def search(
+        self, vector: npt.NDArray[np.float32], limit: int, min_similarity: float | None
+    ) -> list[ScoredFactId]:
+        """The ``limit`` most cosine-similar rows, as LanceDB's cosine search ranks them."""
+        if len(self.fact_ids) == 0 or limit < 1:
+            return []
+        query = np.asarray(vector, dtype=np.float32).ravel()
+        norm = float(np.linalg.norm(query))
+        similarities = self.unit_vectors @ (query / norm if norm else query)
+        chosen = np.arange(len(similarities))
+        if min_similarity is not None:
+            chosen = chosen[similarities >= min_similarity]
+        if len(chosen) > limit:
+            chosen = chosen[np.argpartition(-similarities[chosen], limit - 1)[:limit]]
+        ordered = chosen[np.argsort(-similarities[chosen], kind="stable")]
+        return [ScoredFactId(int(self.fact_ids[i]), float(similarities[i])) for i in ordered]
+
+
+class ScopeVectorCache:
+    def __init__(self, max_rows: int) -> None:
+        self.max_rows = max_rows
+        self._entries: OrderedDict[ScopeKey, ScopeRows] = OrderedDict()
+        self._rows = 0
+        # Scopes found larger than max_rows; forgotten at the next write, which may shrink them.
+        self._too_large: set[ScopeKey] = set()
+        # Counts writes; a fill that saw it change may hold rows from before a write.
+        self._writes = 0
+        self.hits = 0
+        self.misses = 0
+
+    @staticmethod
+    def key(scope: Scope) -> ScopeKey:
+        return (scope.owner, scope.room, scope.mode.value)
+
+    async def rows(self, scope: Scope, load: LoadScope) -> ScopeRows | None:
+        """The scope's rows, from memory or loaded; None if the scope is too large to hold."""
+        key = self.key(scope)
+        entry = self._entries.get(key)
+        if entry is not None:
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return entry
+        if key in self._too_large:
+            return None
+        self.misses += 1
+        writes_before = self._writes
+        fact_ids, vectors = await load(scope, self.max_rows + 1)
+        if len(fact_ids) > self.max_rows:
+            self._too_large.add(key)
+            return None
+        entry = ScopeRows.of(scope.owner, fact_ids, vectors)
+        if self._writes == writes_before:
+            self._keep(key, entry)
+        return entry
+
+    def owners_changed(self, owners: Iterable[str]) -> None:
+        """Rows of these owners were added or replaced."""
+        self._written()
+        changed = set(owners)
+        self._drop([key for key, entry in self._entries.items() if entry.owner in changed])
+
+    def facts_removed(self, fact_ids: Iterable[int]) -> None:
+        """These rows were deleted."""
+        self._written()
+        removed = np.fromiter(fact_ids, dtype=np.int64)
+        self._drop(
+            [key for key, entry in self._entries.items() if np.isin(entry.fact_ids, removed).any()]
+        )
+
+    def clear(self) -> None:
+        """Anything may have changed."""
+        self._written()
+        self._drop(list(self._entries))
+
+    def _written(self) -> None:
+        self._writes += 1
+        self._too_large.clear()
+
+    @property
+    def rows_held(self) -> int:
+        return self._rows
+
+    def _keep(self, key: ScopeKey, entry: ScopeRows) -> None:
+        self._drop([key])
+        self._entries[key] = entry
+        self._rows += len(entry.fact_ids)
+        while self._rows > self.max_rows:
+            oldest = next(iter(self._entries))
+            self._drop([oldest])
+
+    def _drop(self, keys: list[ScopeKey]) -> None:
+        for key in keys:
+            entry = self._entries.pop(key, None)
+            if entry is not None:
+                self._rows -= len(entry.fact_ids)

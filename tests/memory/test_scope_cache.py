@@ -1,0 +1,158 @@
+"""The scope cache of the LanceDB index: the same answers as LanceDB's own search, never a
+row of another scope, and never a row that a write changed or removed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from memory.index import IndexedFact, LanceFactIndex, ScoredFactId
+from memory.index.scope_cache import FactIds, Matrix, ScopeVectorCache
+from memory.scope import Scope, ScopeMode
+
+ALICE_DM = Scope("console:alice", "console:dm")
+ALICE_ROOM = Scope("console:alice", "console:room1")
+BOB_DM = Scope("console:bob", "console:dm")
+HOSTILE = Scope("console:' OR 1=1 --", "console:dm")
+DIMENSION = 32
+
+
+def unit(seed: int) -> npt.NDArray[np.float32]:
+    vector = np.random.default_rng(seed).standard_normal(DIMENSION).astype(np.float32)
+    return vector / np.linalg.norm(vector)
+
+
+def fact(fact_id: int, scope: Scope, seed: int | None = None) -> IndexedFact:
+    vector = unit(fact_id if seed is None else seed)
+    return IndexedFact(fact_id, scope.owner, scope.room, f"fact {fact_id}", vector, "m")
+
+
+async def open_index(path: Path, rows: int) -> LanceFactIndex:
+    return await LanceFactIndex.open(path, dimension=DIMENSION, scope_cache_rows=rows)
+
+
+async def filled(path: Path, rows: int = 10_000) -> LanceFactIndex:
+    index = await open_index(path, rows)
+    scopes = [ALICE_DM, ALICE_ROOM, BOB_DM, HOSTILE]
+    await index.upsert(
+        [fact(number * 100 + k, scope) for number, scope in enumerate(scopes, 1) for k in range(40)]
+    )
+    return index
+
+
+def ids(hits: list[ScoredFactId]) -> list[int]:
+    return [hit.fact_id for hit in hits]
+
+
+async def test_cached_answers_equal_lancedb_search(tmp_path: Path) -> None:
+    cached = await filled(tmp_path / "cached")
+    plain = await filled(tmp_path / "plain", rows=0)  # caches nothing: LanceDB searches
+    try:
+        for scope in (ALICE_DM, ALICE_ROOM, BOB_DM, HOSTILE, ALICE_DM.with_mode(ScopeMode.USER)):
+            for seed, limit, floor in [(1, 6, None), (2, 50, 0.1), (3, 5, 0.3), (4, 200, None)]:
+                query = unit(10_000 + seed)
+                expected = await plain.search(scope, query, limit=limit, min_similarity=floor)
+                got = await cached.search(scope, query, limit=limit, min_similarity=floor)
+                assert ids(got) == ids(expected)
+                assert [h.similarity for h in got] == pytest.approx(
+                    [h.similarity for h in expected], abs=1e-5
+                )
+        assert cached.scope_cache.hits > 0
+        assert plain.scope_cache.rows_held == 0
+    finally:
+        await cached.aclose()
+        await plain.aclose()
+
+
+async def test_a_warm_cache_never_serves_another_scope(tmp_path: Path) -> None:
+    index = await filled(tmp_path / "index")
+    # Every scope holds the same vectors: only the scope can tell them apart.
+    await index.upsert([fact(900 + k, scope, seed=7) for k, scope in enumerate([ALICE_DM, BOB_DM])])
+    await index.upsert([fact(902, HOSTILE, seed=7), fact(903, ALICE_ROOM, seed=7)])
+    query = unit(7)
+    try:
+        for _ in range(2):  # the first search fills the cache, the second is served by it
+            assert ids(await index.search(ALICE_DM, query, limit=1)) == [900]
+            assert ids(await index.search(BOB_DM, query, limit=1)) == [901]
+            assert ids(await index.search(HOSTILE, query, limit=1)) == [902]
+            assert ids(await index.search(ALICE_ROOM, query, limit=1)) == [903]
+        everything = await index.search(HOSTILE, query, limit=1000)
+        assert {hit.fact_id // 100 for hit in everything} == {4, 9}
+        assert {hit.fact_id for hit in everything if hit.fact_id >= 900} == {902}
+        # "user" mode: Alice's facts follow her into group rooms, but her DM facts do not.
+        in_room = ids(await index.search(ALICE_ROOM.with_mode(ScopeMode.USER), query, limit=1000))
+        assert 903 in in_room and 900 not in in_room
+        assert not [i for i in in_room if i // 100 in (1, 3, 4) or i in (901, 902)]
+        assert index.scope_cache.hits >= 4
+    finally:
+        await index.aclose()
+
+
+async def test_every_write_is_seen_by_the_next_search(tmp_path: Path) -> None:
+    index = await filled(tmp_path / "index")
+    query = unit(5)
+    try:
+        await index.search(ALICE_DM, query, limit=5)  # warm
+        await index.upsert([fact(500, ALICE_DM, seed=5)])
+        assert ids(await index.search(ALICE_DM, query, limit=1)) == [500]
+        await index.upsert([IndexedFact(500, ALICE_DM.owner, ALICE_DM.room, "x", unit(6), "m")])
+        assert ids(await index.search(ALICE_DM, unit(6), limit=1)) == [500]
+        assert 500 not in ids(await index.search(ALICE_DM, query, limit=1))
+        await index.delete([500])
+        assert 500 not in ids(await index.search(ALICE_DM, unit(6), limit=100))
+        await index.search(ALICE_DM, query, limit=5)  # warm again
+        await index.erase([101])
+        assert 101 not in ids(await index.search(ALICE_DM, unit(101), limit=100))
+        assert len(await index.search(ALICE_DM, query, limit=100)) == 39
+    finally:
+        await index.aclose()
+
+
+async def test_a_write_to_one_owner_keeps_the_others_cached(tmp_path: Path) -> None:
+    index = await filled(tmp_path / "index")
+    query = unit(5)
+    try:
+        await index.search(ALICE_DM, query, limit=5)
+        await index.search(BOB_DM, query, limit=5)
+        await index.upsert([fact(777, BOB_DM)])
+        hits_before = index.scope_cache.hits
+        await index.search(ALICE_DM, query, limit=5)
+        assert index.scope_cache.hits == hits_before + 1
+        await index.search(BOB_DM, query, limit=5)
+        assert index.scope_cache.hits == hits_before + 1  # Bob's entry was dropped
+    finally:
+        await index.aclose()
+
+
+async def test_a_fill_that_overlapped_a_write_is_not_kept() -> None:
+    cache = ScopeVectorCache(max_rows=100)
+
+    async def load_while_someone_writes(scope: Scope, limit: int) -> tuple[FactIds, Matrix]:
+        cache.owners_changed(["console:someone"])
+        return np.array([1], dtype=np.int64), unit(1)[np.newaxis, :]
+
+    rows = await cache.rows(ALICE_DM, load_while_someone_writes)
+    assert rows is not None and list(rows.fact_ids) == [1]
+    assert cache.rows_held == 0
+
+
+async def test_the_cache_is_bounded_and_large_scopes_are_searched_by_lancedb(
+    tmp_path: Path,
+) -> None:
+    index = await open_index(tmp_path / "index", rows=50)
+    await index.upsert([fact(100 + k, ALICE_DM) for k in range(30)])
+    await index.upsert([fact(200 + k, BOB_DM) for k in range(30)])
+    await index.upsert([fact(300 + k, ALICE_ROOM) for k in range(60)])
+    query = unit(1)
+    try:
+        await index.search(ALICE_DM, query, limit=3)
+        await index.search(BOB_DM, query, limit=3)  # 60 rows > 50: Alice's entry goes
+        assert index.scope_cache.rows_held == 30
+        big = await index.search(ALICE_ROOM, query, limit=60)
+        assert sorted(ids(big)) == list(range(300, 360))
+        assert index.scope_cache.rows_held == 30
+    finally:
+        await index.aclose()
