@@ -9,6 +9,7 @@ from typing import Any
 from adapters.console.session import ConsoleIdentity, ConsoleSession, stdin_reader
 from bot.app import build_application
 from bot.config import Config
+from bot.data_folder import DataAccess
 
 PROMPT = "you> "
 
@@ -22,6 +23,9 @@ def console_name(value: str) -> str:
 
 
 class ChatCommand:
+    def data_access(self, arguments: argparse.Namespace) -> DataAccess:
+        return DataAccess.WRITE
+
     def register(self, subparsers: Any) -> argparse.ArgumentParser:
         parser: argparse.ArgumentParser = subparsers.add_parser(
             "chat", help="talk to the bot in this terminal (memory as on Matrix/Discord)"

@@ -14,6 +14,7 @@ from adapters.discord.client import MnemoDiscordClient, check_token, run_client
 from adapters.discord.errors import DiscordSetupError
 from bot.app import Application, build_application
 from bot.config import Config
+from bot.data_folder import DataAccess
 
 logger = logging.getLogger(__name__)
 
@@ -21,6 +22,9 @@ ApplicationFactory = Callable[[Config], Awaitable[Application]]
 
 
 class DiscordCommand:
+    def data_access(self, arguments: argparse.Namespace) -> DataAccess:
+        return DataAccess.WRITE
+
     """``build`` makes the application from the config; tests pass one with scripted parts."""
 
     def __init__(self, build: ApplicationFactory = build_application) -> None:

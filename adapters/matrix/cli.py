@@ -14,11 +14,15 @@ from adapters.matrix.session import log_in
 from adapters.matrix.settings import connection_from_settings
 from bot.app import build_application
 from bot.config import Config
+from bot.data_folder import DataAccess
 
 logger = logging.getLogger(__name__)
 
 
 class MatrixCommand:
+    def data_access(self, arguments: argparse.Namespace) -> DataAccess:
+        return DataAccess.WRITE
+
     def register(self, subparsers: Any) -> argparse.ArgumentParser:
         parser: argparse.ArgumentParser = subparsers.add_parser(
             "matrix", help="run the bot on Matrix (settings in the [matrix] section)"

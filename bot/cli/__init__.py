@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from bot.cli.base import CliCommand
 from bot.cli.calibrate import CalibrateCommand
@@ -23,6 +24,7 @@ from bot.cli.evaluate import EvaluateCommand
 from bot.cli.migrate import MigrateCommand
 from bot.cli.reconcile import ReconcileCommand
 from bot.config import ConfigError, load_config
+from bot.data_folder import DataFolderError, data_folder_access
 from memory.errors import MemoryLayerError
 
 BUILT_IN_COMMANDS: tuple[CliCommand, ...] = (
@@ -49,11 +51,12 @@ def build_parser(commands: Sequence[CliCommand]) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, extra_commands: Sequence[CliCommand] = ()) -> int:
     commands = (*extra_commands, *BUILT_IN_COMMANDS)
     arguments = build_parser(commands).parse_args(argv)
-    errors = Console(stderr=True)
+    # soft_wrap: an error is one line, whatever the terminal's width.
+    errors = Console(stderr=True, soft_wrap=True)
     try:
         config = load_config(arguments.config)
     except ConfigError as error:
-        errors.print(f"[red]config error:[/red] {error}", markup=True, highlight=False)
+        errors.print(f"[red]config error:[/red] {escape(str(error))}", markup=True, highlight=False)
         return 2
     logging.basicConfig(
         level=config.logging.level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -62,9 +65,13 @@ def main(argv: Sequence[str] | None = None, extra_commands: Sequence[CliCommand]
     logging.getLogger("apscheduler").setLevel(max(logging.WARNING, logging.root.level))
     command: CliCommand = arguments.handler
     try:
-        return asyncio.run(command.run(arguments, config))
+        with data_folder_access(config, command.data_access(arguments)):
+            return asyncio.run(command.run(arguments, config))
+    except DataFolderError as error:
+        errors.print(f"[red]error:[/red] {escape(str(error))}", markup=True, highlight=False)
+        return 2
     except MemoryLayerError as error:
-        errors.print(f"[red]error:[/red] {error}", markup=True, highlight=False)
+        errors.print(f"[red]error:[/red] {escape(str(error))}", markup=True, highlight=False)
         return 1
     except KeyboardInterrupt:
         return 130

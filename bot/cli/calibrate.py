@@ -11,6 +11,7 @@ from rich.table import Table
 
 from bot.components import build_embedder
 from bot.config import Config
+from bot.data_folder import DataAccess
 from memory.calibration import (
     ACTION_OF_GROUP,
     GroupStats,
@@ -31,6 +32,9 @@ from memory.calibration import (
 
 
 class CalibrateCommand:
+    def data_access(self, arguments: argparse.Namespace) -> DataAccess:
+        return DataAccess.NONE
+
     def register(self, subparsers: Any) -> argparse.ArgumentParser:
         parser: argparse.ArgumentParser = subparsers.add_parser(
             "calibrate", help="measure similarity thresholds on labelled sentence pairs"

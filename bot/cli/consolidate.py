@@ -15,6 +15,7 @@ from rich.text import Text
 
 from bot.components import build_language_model, open_memory
 from bot.config import Config
+from bot.data_folder import DataAccess
 from bot.scheduler import consolidation_settings
 from memory.consolidation import ConsolidationReport, MergeDecision, Verdict, consolidate
 
@@ -26,6 +27,9 @@ ACTION_NAMES = {
 
 
 class ConsolidateCommand:
+    def data_access(self, arguments: argparse.Namespace) -> DataAccess:
+        return DataAccess.WRITE
+
     def register(self, subparsers: Any) -> argparse.ArgumentParser:
         parser: argparse.ArgumentParser = subparsers.add_parser(
             "consolidate", help="merge near-duplicate facts (scopes changed since the last run)"

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from bot.config import Config
+from bot.data_folder import DataAccess, readable_problem
 from bot.doctor import Check, CheckResult, CheckStatus, default_checks, run_checks
 
 MARKS = {
@@ -26,6 +27,9 @@ def format_line(result: CheckResult) -> str:
 
 
 class DoctorCommand:
+    def data_access(self, arguments: argparse.Namespace) -> DataAccess:
+        return DataAccess.READ_ONLY
+
     def __init__(self, checks: Callable[[], Sequence[Check]] = default_checks) -> None:
         self._checks = checks
 
@@ -43,4 +47,7 @@ class DoctorCommand:
         results = await run_checks(config, self._checks())
         for result in results:
             console.print(format_line(result), highlight=False)
+        if readable_problem(config.storage.data_dir) is not None:
+            # The same status as every other command that cannot use the data folder.
+            return 2
         return 0 if all(result.ok for result in results) else 1

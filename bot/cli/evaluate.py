@@ -14,6 +14,7 @@ from rich.table import Table
 
 from bot.components import build_embedder, build_reranker
 from bot.config import Config
+from bot.data_folder import DataAccess
 from memory.evaluation import (
     ALL_MODES,
     CUTOFFS,
@@ -40,6 +41,9 @@ def selected_modes(paths: Sequence[str], scopes: str) -> list[EvalMode]:
 
 
 class EvaluateCommand:
+    def data_access(self, arguments: argparse.Namespace) -> DataAccess:
+        return DataAccess.NONE
+
     def register(self, subparsers: Any) -> argparse.ArgumentParser:
         parser: argparse.ArgumentParser = subparsers.add_parser(
             "eval", help="measure memory quality on a public dataset"

@@ -12,6 +12,7 @@ from typing import Any
 from rich.console import Console
 
 from bot.config import Config
+from bot.data_folder import DataAccess
 from memory.store import sqlite_url
 from memory.store.migrations import UpgradeOutcome, upgrade_schema, upgrade_sql
 
@@ -31,6 +32,10 @@ def describe_outcome(where: str, outcome: UpgradeOutcome) -> str:
 
 
 class MigrateCommand:
+    def data_access(self, arguments: argparse.Namespace) -> DataAccess:
+        # --sql only prints the upgrade: it may run beside the bot and creates no file.
+        return DataAccess.READ_ONLY if arguments.sql else DataAccess.WRITE
+
     def register(self, subparsers: Any) -> argparse.ArgumentParser:
         parser: argparse.ArgumentParser = subparsers.add_parser(
             "migrate",

@@ -9,11 +9,15 @@ from rich.console import Console
 
 from bot.components import open_memory
 from bot.config import Config
+from bot.data_folder import DataAccess
 from memory.errors import VectorIndexError
 from memory.indexing import reconcile
 
 
 class ReconcileCommand:
+    def data_access(self, arguments: argparse.Namespace) -> DataAccess:
+        return DataAccess.WRITE
+
     def register(self, subparsers: Any) -> argparse.ArgumentParser:
         parser: argparse.ArgumentParser = subparsers.add_parser(
             "reconcile", help="repair the vector index from the database"

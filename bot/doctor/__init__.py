@@ -18,7 +18,12 @@ from bot.doctor.llm import LanguageModelCheck, OllamaEmbeddingModelCheck
 from bot.doctor.matrix import MatrixCheck
 from bot.doctor.reranker import MODEL_HUB, RerankerCheck
 from bot.doctor.searxng import SearxngCheck
-from bot.doctor.storage import check_database, check_embedding, check_index
+from bot.doctor.storage import (
+    check_data_folder,
+    check_database,
+    check_embedding,
+    check_index,
+)
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +40,7 @@ def default_checks(*, discord_api: str = DISCORD_API, model_hub: str = MODEL_HUB
     """Every check, in the order a person fixes things: config, local parts, then services."""
     return [
         check_config,
+        check_data_folder,
         check_database,
         check_embedding,
         check_index,

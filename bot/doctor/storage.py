@@ -1,35 +1,55 @@
-"""Doctor checks of the local parts: database, embedding model, vector index."""
+"""Doctor checks of the local parts: data folder, database, embedding model, vector index.
+
+They run beside a bot that is writing (``mnemo doctor`` takes no lock), so they open the
+database and the index read-only and create, upgrade or repair nothing: a missing
+database or index, or an old schema, is reported, not fixed.
+"""
 
 from __future__ import annotations
 
 from bot.components import build_embedder, embedding_dimension
 from bot.config import Config
+from bot.data_folder import readable_problem, running_holder
 from bot.doctor.base import CheckResult
 from memory.errors import MemoryLayerError, VectorIndexError
 from memory.index import LanceFactIndex
 from memory.indexing import reconcile
-from memory.store import Store, sqlite_url
+from memory.store import Store, read_only_sqlite_url
 from memory.store.migrations import SchemaState, inspect_schema
+
+NEEDS_FOLDER = "needs a usable data folder (see the data folder line)"
+
+
+async def check_data_folder(config: Config) -> CheckResult:
+    data_dir = config.storage.data_dir
+    problem = readable_problem(data_dir)
+    if problem is not None:
+        return CheckResult.failed("data folder", problem)
+    pid = running_holder(data_dir)
+    who = "no Mnemo process is using it" if pid is None else f"in use by Mnemo (PID {pid})"
+    return CheckResult.passed("data folder", f"{data_dir} ({who})")
 
 
 async def check_database(config: Config) -> CheckResult:
     """The schema revision and whether it is current; the doctor never upgrades it."""
+    if readable_problem(config.storage.data_dir) is not None:
+        return CheckResult.skipped("database", NEEDS_FOLDER)
     path = config.storage.database_path
     try:
-        state = await inspect_schema(sqlite_url(path))
+        state = await inspect_schema(read_only_sqlite_url(path))
         if state.is_empty:
             detail = f"{path}: none yet; the bot makes it at start-up (revision {state.head})"
             return CheckResult.passed("database", detail)
         if not state.is_current:
             return schema_not_current("database", str(path), state)
-        store = await Store.open(path, migrate=False)
-        async with store.transaction() as transaction:
-            pending = await transaction.pending.count()
-        await store.aclose()
+        store = Store.open_read_only(path)
+        try:
+            async with store.transaction() as transaction:
+                pending = await transaction.pending.count()
+        finally:
+            await store.aclose()
     except MemoryLayerError as error:
         return CheckResult.failed("database", f"{path}: {error}")
-    except OSError as error:
-        return CheckResult.failed("database", f"{path}: {error.strerror}; check the data_dir")
     return CheckResult.passed(
         "database",
         f"{path}: schema revision {state.revision} (current), "
@@ -64,29 +84,54 @@ async def check_embedding(config: Config) -> CheckResult:
 
 
 async def check_index(config: Config) -> CheckResult:
-    embedder = build_embedder(config.embedding)
+    storage = config.storage
+    if readable_problem(storage.data_dir) is not None:
+        return CheckResult.skipped("vector index", NEEDS_FOLDER)
     try:
-        dimension = await embedding_dimension(embedder)
-        state = await inspect_schema(sqlite_url(config.storage.database_path))
+        state = await inspect_schema(read_only_sqlite_url(storage.database_path))
         if state.is_empty:
             return CheckResult.passed("vector index", "none yet; the bot makes it at start-up")
         if not state.is_current:
             return CheckResult.skipped("vector index", "checked once the database is current")
-        store = await Store.open(config.storage.database_path, migrate=False)
-        index = await LanceFactIndex.open(config.storage.index_path, dimension=dimension)
+        index = await LanceFactIndex.open_read_only(storage.index_path)
+    except VectorIndexError as error:
+        return CheckResult.failed("vector index", unreadable(error))
+    except MemoryLayerError as error:
+        return CheckResult.failed("vector index", str(error))
+    if index is None:
+        return CheckResult.passed(
+            "vector index", "none yet; the bot builds it from the database at start-up"
+        )
+    return await compare_index(config, index)
+
+
+def unreadable(error: VectorIndexError) -> str:
+    return (
+        f"{error}; the bot rebuilds it from the database (at start-up and while running), "
+        "or run `mnemo reconcile`"
+    )
+
+
+async def compare_index(config: Config, index: LanceFactIndex) -> CheckResult:
+    """What reconcile would repair, found without repairing it."""
+    embedder = build_embedder(config.embedding)
+    store = Store.open_read_only(config.storage.database_path)
+    try:
+        if await index.dimension() != await embedding_dimension(embedder):
+            return CheckResult.failed(
+                "vector index",
+                "built with another embedding model's dimension: run `mnemo reconcile` "
+                "(the bot also rebuilds it at start-up)",
+            )
         await index.verify()
         report = await reconcile(store, index, embedder, dry_run=True)
-        await index.aclose()
-        await store.aclose()
     except VectorIndexError as error:
-        return CheckResult.failed(
-            "vector index",
-            f"{error}; the bot rebuilds it from the database (at start-up and while "
-            "running), or run `mnemo reconcile`",
-        )
+        return CheckResult.failed("vector index", unreadable(error))
     except MemoryLayerError as error:
         return CheckResult.failed("vector index", str(error))
     finally:
+        await store.aclose()
+        await index.aclose()
         await embedder.aclose()
     if report.in_step:
         return CheckResult.passed("vector index", "in step with the database")

@@ -138,6 +138,29 @@ class LanceFactIndex:
                 f"cannot open the vector index at {directory}: {error}"
             ) from error
 
+    @classmethod
+    async def open_read_only(cls, path: Path | str) -> LanceFactIndex | None:
+        """The existing index, to read beside the process that writes it, or None if
+        there is none yet. Creates, drops, indexes and compacts nothing (``mnemo doctor``)."""
+        directory = Path(path)
+        # connect_async creates a missing folder: look before connecting.
+        if not (directory / f"{TABLE_NAME}.lance").is_dir():
+            return None
+        try:
+            connection = await lancedb.connect_async(str(directory))
+            table = await connection.open_table(TABLE_NAME)
+        except LANCE_ERRORS as error:
+            raise VectorIndexError(
+                f"cannot open the vector index at {directory}: {error}"
+            ) from error
+        return cls(table, directory)
+
+    async def dimension(self) -> int:
+        try:
+            return _vector_dimension(await self._table.schema())
+        except LANCE_ERRORS as error:
+            raise VectorIndexError(f"cannot read the vector index: {error}") from error
+
     async def _with_scalar_index(self) -> LanceFactIndex:
         # The scope prefilter scans every row without it: 111 ms vs 13 ms at 100k facts.
         if "owner_digest" not in await self._indexed_columns():

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.store.conversation import TurnRepository
-from memory.store.database import Database, sqlite_url
+from memory.store.database import Database, read_only_sqlite_url, sqlite_url
 from memory.store.facts import EventDraft, FactRepository, utc_now, visible_in
 from memory.store.migrations import require_current_schema, upgrade_schema
 from memory.store.pending import PendingWriteRepository
@@ -25,6 +25,7 @@ __all__ = [
     "Store",
     "StoreTransaction",
     "TurnRepository",
+    "read_only_sqlite_url",
     "sqlite_url",
     "utc_now",
     "visible_in",
@@ -78,6 +79,11 @@ class Store:
             await database.aclose()
             raise
         return cls(database)
+
+    @classmethod
+    def open_read_only(cls, path: Path | str) -> Store:
+        """An existing database, read beside the process that writes it; writes fail."""
+        return cls(Database(path, read_only=True))
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[StoreTransaction]:

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import URL, event
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
@@ -34,6 +35,13 @@ def _set_sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
     cursor.close()
 
 
+def _set_read_only_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA query_only=ON")
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MILLISECONDS}")
+    cursor.close()
+
+
 def translate_error(error: SQLAlchemyError) -> StoreError:
     """Map a SQLAlchemy error to ours; a full disk gets its own type so callers can say so."""
     original = getattr(error, "orig", None)
@@ -48,13 +56,29 @@ def sqlite_url(path: Path | str) -> URL:
     return URL.create("sqlite+aiosqlite", database=str(path))
 
 
-class Database:
-    """Owns the engine and hands out sessions; one per process."""
+def read_only_sqlite_url(path: Path | str) -> URL:
+    """SQLite's own ``file:`` URI with ``mode=ro``: the file is never created or written.
+    The path is quoted, so a folder named with ``?`` or ``#`` stays a name."""
+    return URL.create(
+        "sqlite+aiosqlite",
+        database=f"file:{quote(str(path))}",
+        query={"mode": "ro", "uri": "true"},
+    )
 
-    def __init__(self, path: Path | str) -> None:
+
+class Database:
+    """Owns the engine and hands out sessions; one per process.
+
+    ``read_only`` opens an existing file without changing it (``mnemo doctor`` beside a
+    running bot): no journal-mode switch, every write refused.
+    """
+
+    def __init__(self, path: Path | str, *, read_only: bool = False) -> None:
         self.path = Path(path)
-        self.engine: AsyncEngine = create_async_engine(sqlite_url(self.path))
-        event.listen(self.engine.sync_engine, "connect", _set_sqlite_pragmas)
+        url = read_only_sqlite_url(self.path) if read_only else sqlite_url(self.path)
+        self.engine: AsyncEngine = create_async_engine(url)
+        pragmas = _set_read_only_pragmas if read_only else _set_sqlite_pragmas
+        event.listen(self.engine.sync_engine, "connect", pragmas)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
 
     @asynccontextmanager

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from adapters.main import main
-from tests.conftest import LOCAL_MODEL_DIRECTORY
+from bot.data_folder import exclusive_data_folder
+from memory.errors import StoreError
+from memory.index import LanceFactIndex
+from memory.indexing import reconcile
+from memory.records import NewFact
+from memory.scope import Scope
+from memory.store import Store
+from tests.conftest import LOCAL_MODEL_DIRECTORY, real_embedder
 from tests.servers.ollama_server import OllamaServer
 
 
@@ -28,9 +39,75 @@ def test_doctor_reports_each_check(
         monkeypatch.setenv("MNEMO_LLM__BASE_URL", ollama.base_url)
         assert main(["--config", str(config_file), "doctor"]) == 0
     output = capsys.readouterr().out
-    for name in ("database", "embedding model", "vector index"):
+    for name in ("data folder", "database", "embedding model", "vector index"):
         assert f"ok   {name}" in output
     assert "384 dimensions" in output
+    assert "database: " in output and "none yet; the bot makes it at start-up" in output
+    # The doctor reads; it made no data folder, database or index.
+    assert not (config_file.parent / "data").exists()
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file's bytes, but SQLite's shared-memory index (readers mark it by design)."""
+    return {
+        str(path.relative_to(folder)): path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and not path.name.endswith("-shm")
+    }
+
+
+async def fill(data_dir: Path) -> None:
+    store = await Store.open(data_dir / "mnemo.sqlite3")
+    index = await LanceFactIndex.open(data_dir / "index", dimension=384)
+    embedder = real_embedder()
+    async with store.transaction() as transaction:
+        await transaction.facts.add(Scope("console:alice", "console:dm"), NewFact("I own a kayak"))
+    await reconcile(store, index, embedder)
+    for part in (index, embedder, store):
+        await part.aclose()
+
+
+def test_doctor_beside_a_running_bot_reads_and_changes_nothing(
+    config_file: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data_dir = config_file.parent / "data"
+    asyncio.run(fill(data_dir))
+    # The running bot: it holds the folder's lock and an open database connection.
+    with (
+        exclusive_data_folder(data_dir),
+        closing(sqlite3.connect(data_dir / "mnemo.sqlite3")) as running,
+    ):
+        running.execute("SELECT count(*) FROM facts").fetchone()
+        before = snapshot(data_dir)
+        with OllamaServer(models=("llama3.1:8b",)) as ollama:
+            monkeypatch.setenv("MNEMO_LLM__BASE_URL", ollama.base_url)
+            assert main(["--config", str(config_file), "doctor"]) == 0
+        assert snapshot(data_dir) == before
+    output = capsys.readouterr().out
+    assert f"ok   data folder: {data_dir} (in use by Mnemo (PID {os.getpid()}))" in output
+    assert "(current), 0 messages waiting for memory" in output
+    assert "ok   vector index: in step with the database" in output
+
+
+def test_doctor_reads_a_database_it_may_not_change(
+    config_file: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The read-only open really is read-only: a write through it is refused."""
+    data_dir = config_file.parent / "data"
+    asyncio.run(fill(data_dir))
+
+    async def try_to_write() -> str:
+        store = Store.open_read_only(data_dir / "mnemo.sqlite3")
+        try:
+            async with store.transaction() as transaction:
+                await transaction.facts.add(Scope("console:bob", "console:dm"), NewFact("x"))
+        except StoreError as error:
+            return str(error)
+        finally:
+            await store.aclose()
+        return "written"
+
+    assert "readonly database" in asyncio.run(try_to_write())
 
 
 def test_doctor_fails_with_the_fix_for_a_broken_model(

@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from alembic import command
 from alembic.config import Config as AlembicConfig
@@ -103,7 +104,11 @@ def describe(url: URL) -> str:
 def sqlite_file(url: URL) -> Path | None:
     if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
         return None
-    return Path(str(url.database))
+    database = str(url.database)
+    if url.query.get("uri") == "true" and database.startswith("file:"):
+        # SQLite's own URI (the doctor's read-only open): the path is quoted after "file:".
+        return Path(unquote(database.removeprefix("file:")))
+    return Path(database)
 
 
 def read_state(connection: Connection) -> SchemaState:
