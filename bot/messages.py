@@ -2,10 +2,31 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 
 from memory.scope import Scope, ScopeMode, direct_room_key
+
+
+def valid_text(text: str) -> str:
+    """``text`` as valid Unicode: a surrogate pair joined, a lone surrogate made U+FFFD.
+
+    JSON from a platform (``"\\ud800"``) and undecodable console bytes can put surrogates
+    into a str; they cannot be encoded as UTF-8, so the LLM request, the database and the
+    terminal would all fail on them.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
+def make_strings_valid(record: IncomingMessage | OutgoingMessage) -> None:
+    for each in fields(record):
+        value = getattr(record, each.name)
+        if isinstance(value, str):
+            object.__setattr__(record, each.name, valid_text(value))
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +73,10 @@ class IncomingMessage:
     shared_since: datetime | None = None
     quoted: tuple[QuotedMessage, ...] = ()
 
+    def __post_init__(self) -> None:
+        # Where every message enters the core: made valid once, for every layer below.
+        make_strings_valid(self)
+
     def scope(self, mode: ScopeMode = ScopeMode.USER_ROOM) -> Scope:
         room = direct_room_key(self.platform) if self.is_direct else self.room_key
         return Scope(self.user_key, room, mode)
@@ -74,3 +99,7 @@ class OutgoingMessage:
     thread_id: str | None = None
     private: bool = False
     attachments: tuple[Attachment, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        # A model's JSON can hold "\\udc80" too; no adapter can send that.
+        make_strings_valid(self)

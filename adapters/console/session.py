@@ -8,7 +8,7 @@ room the session is a DM (room key ``console:dm``); ``--room NAME`` makes it gro
 from __future__ import annotations
 
 import asyncio
-import itertools
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -61,7 +61,6 @@ class ConsoleSession:
         self._export_directory = export_directory
         self._bot_name = bot_name
         self._clock = clock
-        self._numbers = itertools.count(1)
 
     async def run(self) -> None:
         """Read lines until end of input or /quit."""
@@ -88,7 +87,9 @@ class ConsoleSession:
             time=self._clock(),
             is_direct=self._identity.room is None,
             mentions_bot=True,
-            message_id=f"console-{next(self._numbers)}",
+            # Stored as the source of what is learned from it, and the write queue treats a
+            # repeated id as the same message: unique across sessions, not per session.
+            message_id=f"console-{uuid.uuid4().hex}",
         )
 
     async def _show(self, reply: OutgoingMessage) -> None:

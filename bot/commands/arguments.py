@@ -4,22 +4,42 @@ from __future__ import annotations
 
 from bot.commands.errors import CommandError
 
+# The largest id SQLite can store; a bigger number is no fact of anyone's (and would
+# overflow the query). Checked on the digits, so no number is too long to read.
+LARGEST_FACT_NUMBER = 2**63 - 1
+
 
 def fact_number(text: str, usage: str) -> int:
     """The fact number in ``text`` (``3`` or ``#3``), or usage help."""
     cleaned = text.strip().removeprefix("#")
     if not cleaned.isdecimal():
         raise CommandError(f"Which fact? Give its number from the list. Usage: {usage}")
+    if not fits(cleaned, LARGEST_FACT_NUMBER):
+        raise CommandError(
+            f"There is no fact #{cleaned}: fact numbers are those in the list. Usage: {usage}"
+        )
     return int(cleaned)
 
 
 def page_number(text: str, usage: str) -> int:
+    """The page in ``text`` (1 if none); a page past the last is the caller's to refuse."""
     cleaned = text.strip()
     if not cleaned:
         return 1
+    if cleaned.isdecimal() and not fits(cleaned, LARGEST_FACT_NUMBER):
+        # Past the largest storable number is past the last page all the same.
+        return LARGEST_FACT_NUMBER
     if not cleaned.isdecimal() or int(cleaned) < 1:
         raise CommandError(f"The page must be a number from 1. Usage: {usage}")
     return int(cleaned)
+
+
+def fits(digits: str, largest: int) -> bool:
+    """Whether the decimal ``digits`` are at most ``largest``, without converting a huge
+    string (``int()`` refuses more than 4,300 digits)."""
+    if len(digits.lstrip("0")) > len(str(largest)):
+        return False
+    return int(digits) <= largest
 
 
 def required_text(text: str, usage: str, what: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from bot.commands.memory_export import ExportFacts
 from bot.commands.memory_forget import ForgetFacts
 from bot.commands.memory_history import FactHistory, UndoChange
@@ -52,7 +54,8 @@ class MemoryCommand:
         name, rest = split_first(invocation.arguments)
         if not name or name in HELP_NAMES:
             return CommandReply(self.help(invocation.prefix, invocation.scope.mode))
-        return await self.subcommands.dispatch(name, invocation.shifted(name, rest))
+        # dispatch adds the sub-command's name to the path: pass only its arguments.
+        return await self.subcommands.dispatch(name, replace(invocation, arguments=rest))
 
     def help(self, prefix: str, mode: ScopeMode) -> str:
         lines = [

@@ -22,12 +22,16 @@ class ListFacts:
         size = self._services.page_size
         async with self._services.store.transaction() as tx:
             total = await tx.facts.count(invocation.scope)
-            facts = await tx.facts.list_in_scope(
-                invocation.scope, limit=size, offset=(page - 1) * size
+            pages = math.ceil(total / size)
+            # Past the last page nothing is read: the offset of a page near 2**63 cannot
+            # be stored in a query.
+            facts = (
+                await tx.facts.list_in_scope(invocation.scope, limit=size, offset=(page - 1) * size)
+                if page <= pages
+                else []
             )
         if total == 0:
             return CommandReply("I don't remember anything about you here yet.")
-        pages = math.ceil(total / size)
         if not facts:
             raise CommandError(f"There are only {pages} page(s) of facts.")
         lines = [f"What I remember about you here ({total} facts, page {page} of {pages}):"]

@@ -99,11 +99,16 @@ class CommandRegistry:
         try:
             command = self.resolve(name)
             if command is None:
-                raise CommandError(self.unknown(name, invocation.prefix))
+                raise CommandError(self.unknown(name, invocation))
             return await command.run(invocation.shifted(name, invocation.arguments))
         except CommandError as error:
             return CommandReply(error.user_message)
 
-    def unknown(self, name: str, prefix: str) -> str:
-        known = ", ".join(f"{prefix}{c.spec.name}" for c in self._commands)
-        return f"I don't know the command {prefix}{name}. Commands: {known}."
+    def unknown(self, name: str, invocation: Invocation) -> str:
+        """Names as they are typed: a sub-command with its group (``!memory list``)."""
+
+        def typed(command_name: str) -> str:
+            return invocation.prefix + " ".join((*invocation.path, command_name))
+
+        known = ", ".join(typed(c.spec.name) for c in self._commands)
+        return f"I don't know the command {typed(name)}. Commands: {known}."

@@ -17,6 +17,7 @@ from adapters.main import main
 from bot.cli import build_parser
 from memory.embedding import Embedder
 from memory.llm import ChatMessage
+from memory.scope import Scope
 from tests.bot.core.harness import ScriptedMind, fact, open_harness
 from tests.conftest import LOCAL_MODEL_DIRECTORY
 from tests.servers.openai_server import OpenAICompatibleServer, prompt_of
@@ -167,3 +168,57 @@ def test_chat_with_a_broken_model_path_says_what_is_wrong(
     assert main(["chat"]) == 1
     error = capsys.readouterr().err
     assert "error:" in error and "no-such-model" in error
+
+
+@pytest.mark.parametrize("name", ["dm", "DM", " dm "])
+def test_a_room_named_like_the_direct_chat_is_refused(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``console:dm`` is the direct chat's key: a "group room" of that name would show DM
+    facts in a room."""
+    parser = build_parser((ChatCommand(),))
+    with pytest.raises(SystemExit):
+        parser.parse_args(["chat", "--room", name])
+    error = capsys.readouterr().err
+    assert "is the name of the direct chat: leave out --room to talk there" in error
+    assert parser.parse_args(["chat", "--room", "dms"]).room == "dms"
+
+
+def test_a_name_that_is_not_printable_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = build_parser((ChatCommand(),))
+    with pytest.raises(SystemExit):
+        # What argv holds for an invalid UTF-8 byte (surrogateescape).
+        parser.parse_args(["chat", "--user", "al\udcffice"])
+    assert "must be printable characters only" in capsys.readouterr().err
+
+
+async def test_message_ids_are_unique_across_sessions(tmp_path: Path, embedder: Embedder) -> None:
+    """They become facts' sources and the queue's key: a second session must not reuse one."""
+    said = {
+        "I keep bees.": [fact("I keep bees", "hobby")],
+        "I bake bread.": [fact("I bake bread", "hobby")],
+    }
+    # Both are hobbies: the second may be shown the first as a candidate; a model adds it.
+    add = '{"decisions": [{"fact": 1, "action": "ADD", "target": null}]}'
+    bot = await open_harness(tmp_path, embedder, mind=ScriptedMind(facts=said, decisions=[add]))
+    try:
+        for line in said:
+            session = ConsoleSession(
+                bot.app.core,
+                ConsoleIdentity("alice"),
+                read_line=lines_reader([line]),
+                output=io.StringIO(),
+                export_directory=tmp_path,
+            )
+            await session.run()
+            await bot.app.core.wait_idle()
+            await bot.app.writer.drain()
+        async with bot.app.store.transaction() as transaction:
+            facts = await transaction.facts.list_in_scope(
+                Scope("console:alice", "console:dm"), limit=10
+            )
+    finally:
+        await bot.app.aclose()
+    assert sorted(f.text for f in facts) == ["I bake bread", "I keep bees"]
+    sources = {f.source_message_id for f in facts}
+    assert len(sources) == 2 and all(s and s.startswith("console-") for s in sources)

@@ -38,7 +38,10 @@ async def bot(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Harness]:
         ("!memory list 0", "The page must be a number from 1. Usage: !memory list [page]"),
         ("!memory search", "What should I look for? Usage: !memory search <words>"),
         ("!memory forget all now", "Usage: !memory forget <n> | !memory forget all"),
-        ("!memory frobnicate", "I don't know the command !frobnicate. Commands: !list, !search"),
+        (
+            "!memory frobnicate",
+            "I don't know the command !memory frobnicate. Commands: !memory list, !memory search",
+        ),
         ("!remember", "What should I remember? Usage: !remember <fact>"),
         ("!search", "What should I search for? Usage: !search <question>"),
         ("!nonsense", "I don't know the command !nonsense. Commands: !memory, !search, !remember"),
