@@ -120,7 +120,6 @@ async def measure(
         await application.core.handle(message(text, number))
         elapsed = time.perf_counter() - started
         overheads.append((elapsed - model.seconds) * 1000)
-        await application.core.wait_idle()
         await application.writer.drain()
     return overheads
 

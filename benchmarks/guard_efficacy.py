@@ -390,12 +390,12 @@ async def one_message(
     model.plan = plan
     before = len(model.injected)
     last_event = await latest_event_id(store, person.scope)
-    await writer.submit(person.scope, plan.message, message_time=clock[0])
+    await writer.accept(person.scope, plan.message, message_time=clock[0])
     await writer.drain()
     queued_after_first = await queued(store) > 0
     while await queued(store):  # retry until the model gets it right (rates are < 1)
         clock[0] += timedelta(hours=2)
-        await writer.process_due()
+        await writer.drain()
     clock[0] += timedelta(minutes=5)
     events = await events_since(store, person.scope, last_event)
     for event in events:

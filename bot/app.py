@@ -44,18 +44,16 @@ class Application:
     borrowed: tuple[object, ...] = ()
 
     async def start(self) -> None:
-        """Pick up memory writes left queued by an earlier run (crash, LLM outage), then
-        start the maintenance jobs (consolidation, reconcile, queue retry, purge)."""
-        completed = await self.writer.process_due()
-        if completed:
-            log.info("processed %d memory writes queued by an earlier run", completed)
+        """Start the queue worker and the maintenance jobs in the background; returns at
+        once. Writes left queued by an earlier run (crash, LLM outage) are picked up by the
+        worker while the adapters already answer."""
+        self.writer.start()
         await self.scheduler.start()
 
     async def aclose(self) -> None:
-        """Stop the jobs and finish background work first (they need the store), then
-        close the parts."""
+        """Stop the jobs and the queue worker first (they need the store; a write cut off
+        stays queued), then close the parts."""
         await self.scheduler.shutdown()
-        await self.core.wait_idle()
         await self.writer.aclose()
         await self.batcher.aclose()
         for part in (self.web_search, self.reranker, self.llm, self.embedder):

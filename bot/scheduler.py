@@ -38,9 +38,11 @@ PURGE = "purge"
 
 
 class PendingWriteProcessor(Protocol):
-    """The write path's queue worker (``memory.write`` ``MemoryWriter``)."""
+    """The write path's queue (``memory.write`` ``MemoryWriter``)."""
 
-    async def process_due(self) -> object: ...
+    async def retry_due(self) -> int:
+        """Wake the queue worker (returns at once); how many writes are queued."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +177,8 @@ def reconcile_job(config: Config, store: Store, index: VectorIndex, embedder: Em
 
 def pending_retry_job(config: Config, writer: PendingWriteProcessor) -> Job:
     async def run() -> str:
-        return f"processed: {await writer.process_due()}"
+        # Only a wake-up: waiting here for a slow model would hold up shutdown.
+        return f"{await writer.retry_due()} queued, worker woken"
 
     interval = timedelta(seconds=config.scheduler.pending_retry_interval_seconds)
     return Job(PENDING_RETRY, interval, run)

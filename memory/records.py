@@ -89,6 +89,7 @@ class FactEvent:
     actor: Actor
     created_at: datetime
     undone_at: datetime | None
+    source_message_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +103,7 @@ class ConversationTurn:
     platform_message_id: str | None
     author_name: str | None = None
     audience: str | None = None
+    answer_to: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,3 +120,5 @@ class PendingWrite:
     next_attempt_at: datetime
     last_error: str | None
     created_at: datetime
+    claimed_by: str | None = None
+    claimed_until: datetime | None = None

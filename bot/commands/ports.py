@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 from memory.records import Fact, FactEvent
 from memory.scope import Scope
 from memory.write.pipeline import WriteOutcome
 from memory.write.undo import UndoResult
+from memory.write.writer import Accepted
 
 
 class Recalled(Protocol):
@@ -31,14 +32,17 @@ class FactRecall(Protocol):
 
 
 class MemoryWrites(Protocol):
-    async def submit(
+    async def accept(
         self,
         scope: Scope,
         text: str,
         *,
         message_time: datetime,
-        source_message_id: str | None = None,
-    ) -> Any: ...
+        platform_message_id: str | None = None,
+        learn: bool = True,
+        author_name: str | None = None,
+        audience: str | None = None,
+    ) -> Accepted: ...
 
     async def remember(self, scope: Scope, text: str) -> WriteOutcome: ...
 

@@ -1,8 +1,10 @@
 """The conversation core: every adapter hands it messages and sends back what it returns.
 
-One message goes through four steps: authorise (is it for the bot, within the rate limit),
-route (command, "remember that ...", or conversation), answer (recall, prompt, LLM), and
-learn (hand the person's words to the write path in the background, after the reply).
+One message goes through three steps: authorise (is it for the bot, within the rate limit),
+take in (run a command or "remember that ...", or store a conversation message and queue it
+for memory, write-ahead, before the LLM is asked anything), and answer (recall, prompt, LLM).
+The first two run under the person's intake lock, so one person's messages and commands take
+effect in the order they arrived; the queue worker learns from the message in the background.
 
 Conversation turns are kept per room with the speaker's name. A DM room key is shared by all
 of a platform's DM users, so in a DM the turns read back are only those between this person
@@ -31,7 +33,6 @@ from bot.commands.pausing import PauseSwitch
 from bot.commands.ports import FactRecall, MemoryWrites
 from bot.commands.remember import describe_remembered
 from bot.core.addressing import CommandText, is_for_bot, parse_command
-from bot.core.background import BackgroundTasks
 from bot.core.rate_limit import RateLimiter
 from bot.core.reply_prompt import ReplyContext
 from bot.core.replying import Replier
@@ -40,10 +41,12 @@ from bot.core.truncation import truncate
 from bot.messages import IncomingMessage, OutgoingMessage
 from bot.websearch.base import WebSearchAdvisor
 from memory.errors import MemoryLayerError, StorageFullError, StoreError
+from memory.keyed_locks import KeyedLocks
 from memory.llm import LanguageModel, LanguageModelError
 from memory.records import Role
 from memory.scope import Scope, ScopeMode
-from memory.store import Store
+from memory.store import Store, StoreTransaction
+from memory.write.writer import Accepted
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +62,45 @@ STORAGE_FULL_APOLOGY = (
     "Sorry, I can't store anything right now: the disk of the server I run on is full, so "
     "nothing was changed. Please tell whoever runs me; then try again."
 )
+NOT_SAVED = (
+    "(I could not save this message to my memory, so I will not learn from it: my storage "
+    "is not working right now. The operator's log says why.)"
+)
+NOT_SAVED_FULL = (
+    "(I could not save this message to my memory, so I will not learn from it: the disk of "
+    "the server I run on is full. Please tell whoever runs me.)"
+)
 CHOICE_LIMIT = 25
 CHOICE_LABEL_CHARS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class TakenIn:
+    """A conversation message taken in under the person's intake lock, to be answered."""
+
+    message: IncomingMessage
+    scope: Scope
+    text: str
+    accepted: Accepted | None
+    not_saved: str | None
+    cut_note: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Composed:
+    """An answer as shown to the person, and the reply to keep as the bot's turn (if any)."""
+
+    shown: str
+    kept: str | None
+
+
+def storage_advice(error: StoreError) -> str:
+    """What the operator can do about a store that refused a write."""
+    if isinstance(error, StorageFullError):
+        return "free disk space where storage.data_dir is"
+    if "locked" in str(error).lower():
+        return "another process holds the database: run one Mnemo per data folder"
+    return "run `mnemo doctor` to check the database"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,12 +143,30 @@ class ConversationCore:
             conversation=self,
         )
         self.commands: CommandRegistry = build_command_registry(services)
-        self._background = BackgroundTasks()
+        self._intake_locks = KeyedLocks()
 
-    # -- authorise and route ---------------------------------------------------------------
+    # -- authorise, take in, route ----------------------------------------------------------
 
     async def handle(self, message: IncomingMessage) -> list[OutgoingMessage]:
-        """The replies to ``message``; empty when it is not for the bot."""
+        """The replies to ``message``; empty when it is not for the bot.
+
+        The person's intake lock is the first thing awaited: a command runs, and a
+        conversation message is taken in (stored and queued), in the order they arrived.
+        The answer to a conversation message is composed after the lock is released.
+        """
+        async with self._intake_locks.hold(message.user_key):
+            taken = await self._take_in(message)
+        if not isinstance(taken, TakenIn):
+            return taken
+        try:
+            answer = await self._converse(taken)
+        except MemoryLayerError as error:
+            answer = self._memory_failure(message, taken.scope, error).text
+        notes = [note for note in (taken.not_saved, taken.cut_note) if note is not None]
+        text = "\n\n".join([answer, *notes])
+        return [self._reply(message, text, False)]
+
+    async def _take_in(self, message: IncomingMessage) -> list[OutgoingMessage] | TakenIn:
         cut = truncate(message.text, self.settings.max_message_chars)
         command = parse_command(cut.text, self.settings.command_prefix)
         if not is_for_bot(message, command, self.commands.knows):
@@ -122,39 +180,71 @@ class ConversationCore:
             # An image or file alone, or only whitespace: nothing to answer or learn.
             return [self._reply(message, NO_TEXT, False)]
         scope = message.scope(self.settings.scope_mode)
+        remembered = None if command is not None else remember_that(cut.text)
         try:
-            reply = await self._route(message, scope, cut.text, command)
-        except StorageFullError as error:
+            if command is not None:
+                reply = await self._dispatch(message, scope, command)
+            elif remembered is not None:
+                reply = await self._remember(scope, remembered)
+            else:
+                accepted, not_saved = await self._accept(message, scope, cut.text)
+                return TakenIn(message, scope, cut.text, accepted, not_saved, cut.note())
+        except MemoryLayerError as error:
+            reply = self._memory_failure(message, scope, error)
+        note = cut.note()
+        text = reply.text if note is None else f"{reply.text}\n\n{note}"
+        return [self._reply(message, text, reply.private, reply)]
+
+    async def _dispatch(
+        self, message: IncomingMessage, scope: Scope, command: CommandText
+    ) -> CommandReply:
+        # Commands are never learned from (only /search keeps its turns, as conversation).
+        invocation = Invocation(message, scope, command.prefix, command.arguments)
+        return await self.commands.dispatch(command.name, invocation)
+
+    async def _remember(self, scope: Scope, text: str) -> CommandReply:
+        outcome = await self._writer.remember(scope, text)
+        return CommandReply(describe_remembered(text, outcome), private=False)
+
+    async def _accept(
+        self, message: IncomingMessage, scope: Scope, text: str
+    ) -> tuple[Accepted | None, str | None]:
+        """Store the person's turn and queue it for memory before anyone answers it; if that
+        fails, the answer still comes, with a note that this message was not saved."""
+        try:
+            learn = not await self.pause.is_paused(message.user_key)
+            accepted = await self._writer.accept(
+                scope,
+                text,
+                message_time=message.time,
+                platform_message_id=message.message_id,
+                learn=learn,
+                author_name=message.display_name,
+                audience=message.audience,
+            )
+        except StoreError as error:
+            log.error(
+                "could not save the message of %s in %s to memory, answering without: %s; %s",
+                message.user_key,
+                scope.room,
+                error,
+                storage_advice(error),
+            )
+            return None, NOT_SAVED_FULL if isinstance(error, StorageFullError) else NOT_SAVED
+        return accepted, None
+
+    def _memory_failure(
+        self, message: IncomingMessage, scope: Scope, error: MemoryLayerError
+    ) -> CommandReply:
+        if isinstance(error, StorageFullError):
             log.error(
                 "storage full while serving %s: %s; free disk space where storage.data_dir is",
                 message.user_key,
                 error,
             )
-            reply = CommandReply(STORAGE_FULL_APOLOGY, private=False)
-        except MemoryLayerError as error:
-            log.error("memory failed for %s in %s: %s", message.user_key, scope.room, error)
-            reply = CommandReply(MEMORY_APOLOGY, private=False)
-        note = cut.note()
-        text = reply.text if note is None else f"{reply.text}\n\n{note}"
-        return [self._reply(message, text, reply.private, reply)]
-
-    async def _route(
-        self, message: IncomingMessage, scope: Scope, text: str, command: CommandText | None
-    ) -> CommandReply:
-        if command is not None:
-            # Commands are never conversation: not stored as turns, never learned from.
-            invocation = Invocation(message, scope, command.prefix, command.arguments)
-            return await self.commands.dispatch(command.name, invocation)
-        remembered = remember_that(text)
-        if remembered is not None:
-            return await self._remember(scope, remembered)
-        answer = await self.answer(message, scope, text, forced_query=None)
-        self._background.spawn(self._learn(message, scope, text), what="memory write")
-        return CommandReply(answer, private=False)
-
-    async def _remember(self, scope: Scope, text: str) -> CommandReply:
-        outcome = await self._writer.remember(scope, text)
-        return CommandReply(describe_remembered(text, outcome), private=False)
+            return CommandReply(STORAGE_FULL_APOLOGY, private=False)
+        log.error("memory failed for %s in %s: %s", message.user_key, scope.room, error)
+        return CommandReply(MEMORY_APOLOGY, private=False)
 
     # -- answer ----------------------------------------------------------------------------
 
@@ -166,10 +256,38 @@ class ConversationCore:
         self, message: IncomingMessage, scope: Scope, text: str, *, forced_query: str | None
     ) -> str:
         """Recall, build the prompt, ask the LLM (searching the web if it is set up and
-        needed), and keep both turns; an apology on failure."""
+        needed), and keep both turns; an apology on failure. For commands (``/search``),
+        whose text was not taken in as a conversation message."""
+        composed = await self._compose(message, scope, text, forced_query, current_turn=None)
+        await self._keep_turns(message, scope.room, text, composed.kept)
+        return composed.shown
+
+    async def _converse(self, taken: TakenIn) -> str:
+        """Answer a conversation message taken in; the person's turn is already stored."""
+        turn = None if taken.accepted is None else taken.accepted.turn_id
+        composed = await self._compose(
+            taken.message, taken.scope, taken.text, None, current_turn=turn
+        )
+        if turn is not None and composed.kept is not None:
+            await self._keep_answer(taken.message, taken.scope.room, composed.kept, turn)
+        return composed.shown
+
+    async def _compose(
+        self,
+        message: IncomingMessage,
+        scope: Scope,
+        text: str,
+        forced_query: str | None,
+        *,
+        current_turn: int | None,
+    ) -> Composed:
         facts = await self._recall(scope, text)
         conversation = await read_context(
-            self._store, message, scope.room, limit=self.settings.history_turns
+            self._store,
+            message,
+            scope.room,
+            limit=self.settings.history_turns,
+            leave_out=current_turn,
         )
         context = ReplyContext(
             bot_name=self.settings.bot_name,
@@ -185,17 +303,15 @@ class ConversationCore:
             reply = await self._replier.reply(context, forced_query=forced_query)
         except LanguageModelError as error:
             log.error("could not answer %s in %s: %s", message.user_key, scope.room, error)
-            await self._keep_turns(message, scope.room, text, None)
-            return APOLOGY
+            return Composed(APOLOGY, None)
         if not reply.text.strip():
             # Platforms refuse an empty message; the person would hear nothing at all.
             log.warning(
                 "the language model answered %s in %s with empty text", message.user_key, scope.room
             )
-            await self._keep_turns(message, scope.room, text, None)
-            return EMPTY_ANSWER
-        await self._keep_turns(message, scope.room, text, reply.text)
-        return reply.text if reply.notice is None else f"{reply.text}\n\n{reply.notice}"
+            return Composed(EMPTY_ANSWER, None)
+        shown = reply.text if reply.notice is None else f"{reply.text}\n\n{reply.notice}"
+        return Composed(shown, reply.text)
 
     async def _recall(self, scope: Scope, text: str) -> list[str]:
         try:
@@ -210,48 +326,47 @@ class ConversationCore:
         self, message: IncomingMessage, room: str, text: str, reply: str | None
     ) -> None:
         try:
-            await self._store_turns(message, room, text, reply)
+            async with self._store.transaction() as tx:
+                turn = await tx.turns.add(
+                    room,
+                    Role.USER,
+                    text,
+                    author=message.user_key,
+                    created_at=message.time,
+                    platform_message_id=message.message_id,
+                    author_name=message.display_name,
+                    audience=message.audience,
+                )
+                if reply is not None:
+                    await self._add_answer(tx, message, room, reply, turn.id)
         except StoreError as error:
             # The answer is already there: losing the turns costs context, not the reply.
             log.error("could not store the turns of %s in %s: %s", message.user_key, room, error)
 
-    async def _store_turns(
-        self, message: IncomingMessage, room: str, text: str, reply: str | None
+    async def _keep_answer(
+        self, message: IncomingMessage, room: str, reply: str, answer_to: int
     ) -> None:
-        now = datetime.now(UTC)
-        async with self._store.transaction() as tx:
-            await tx.turns.add(
-                room,
-                Role.USER,
-                text,
-                author=message.user_key,
-                created_at=message.time,
-                platform_message_id=message.message_id,
-                author_name=message.display_name,
-                audience=message.audience,
-            )
-            if reply is not None:
-                await tx.turns.add(
-                    room,
-                    Role.ASSISTANT,
-                    reply,
-                    author=message.user_key,
-                    created_at=now,
-                    audience=message.audience,
-                )
+        try:
+            async with self._store.transaction() as tx:
+                await self._add_answer(tx, message, room, reply, answer_to)
+        except StoreError as error:
+            log.error("could not store the answer to %s in %s: %s", message.user_key, room, error)
 
-    # -- learn -----------------------------------------------------------------------------
-
-    async def _learn(self, message: IncomingMessage, scope: Scope, text: str) -> None:
-        if await self.pause.is_paused(message.user_key):
-            return
-        await self._writer.submit(
-            scope, text, message_time=message.time, source_message_id=message.message_id
+    @staticmethod
+    async def _add_answer(
+        tx: StoreTransaction, message: IncomingMessage, room: str, reply: str, answer_to: int
+    ) -> None:
+        """The bot's turn, authored as the person it answers (DM rooms are shared), linked to
+        the person's turn so that erasing that turn erases the answer too; not kept if the
+        person's turn was forgotten while the answer was composed."""
+        await tx.turns.add_answer(
+            room,
+            reply,
+            author=message.user_key,
+            created_at=datetime.now(UTC),
+            answer_to=answer_to,
+            audience=message.audience,
         )
-
-    async def wait_idle(self) -> None:
-        """Wait for the background memory hand-offs started so far (tests, shutdown)."""
-        await self._background.wait()
 
     # -- adapters' helpers -----------------------------------------------------------------
 

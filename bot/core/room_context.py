@@ -32,29 +32,39 @@ class ConversationContext:
 
 
 async def read_context(
-    store: Store, message: IncomingMessage, room: str, *, limit: int
+    store: Store,
+    message: IncomingMessage,
+    room: str,
+    *,
+    limit: int,
+    leave_out: int | None = None,
 ) -> ConversationContext:
-    """The turns (oldest first) and the quoted messages not already among them."""
-    turns = await read_turns(store, message, room, limit=limit)
+    """The turns (oldest first) and the quoted messages not already among them;
+    ``leave_out`` is the turn of the message being answered (stored before the reply)."""
+    turns = await read_turns(store, message, room, limit=limit, leave_out=leave_out)
     return ConversationContext(turns, unseen_quotes(message.quoted, turns))
 
 
 async def read_turns(
-    store: Store, message: IncomingMessage, room: str, *, limit: int
+    store: Store, message: IncomingMessage, room: str, *, limit: int, leave_out: int | None
 ) -> list[ConversationTurn]:
     if limit == 0:
         return []
+    # One more than the limit, in case the newest is the message being answered.
+    read = limit + (leave_out is not None)
     try:
         async with store.transaction() as tx:
             if message.is_direct:
-                return await tx.turns.recent_of(room, message.user_key, limit=limit)
-            return await tx.turns.recent_shared(
-                room, audience=message.audience, since=message.shared_since, limit=limit
-            )
+                turns = await tx.turns.recent_of(room, message.user_key, limit=read)
+            else:
+                turns = await tx.turns.recent_shared(
+                    room, audience=message.audience, since=message.shared_since, limit=read
+                )
     except StoreError as error:
         # Context only: the reply can do without it.
         log.error("could not read the turns of %s in %s: %s", message.user_key, room, error)
         return []
+    return [turn for turn in turns if turn.id != leave_out][-limit:]
 
 
 def unseen_quotes(

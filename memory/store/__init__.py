@@ -13,14 +13,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memory.store.conversation import TurnRepository
 from memory.store.database import Database, read_only_sqlite_url, sqlite_url
 from memory.store.facts import EventDraft, FactRepository, utc_now, visible_in
+from memory.store.forgetting import Erased, ForgetRepository
 from memory.store.migrations import require_current_schema, upgrade_schema
 from memory.store.pending import PendingWriteRepository
 from memory.store.schema import SettingRow
 
 __all__ = [
     "Database",
+    "Erased",
     "EventDraft",
     "FactRepository",
+    "ForgetRepository",
     "PendingWriteRepository",
     "Store",
     "StoreTransaction",
@@ -40,6 +43,7 @@ class StoreTransaction:
     facts: FactRepository
     turns: TurnRepository
     pending: PendingWriteRepository
+    forget: ForgetRepository
 
     async def get_setting(self, key: str) -> str | None:
         row = await self.session.get(SettingRow, key)
@@ -93,6 +97,7 @@ class Store:
                 facts=FactRepository(session),
                 turns=TurnRepository(session),
                 pending=PendingWriteRepository(session),
+                forget=ForgetRepository(session),
             )
 
     async def scrub(self) -> None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, delete, or_, select
+from sqlalchemy import ColumnElement, String, delete, exists, insert, literal, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.records import ConversationTurn, Role
-from memory.store.schema import MessageRow
+from memory.store.schema import MessageRow, UTCDateTime
 
 
 def to_turn(row: MessageRow) -> ConversationTurn:
@@ -22,6 +22,7 @@ def to_turn(row: MessageRow) -> ConversationTurn:
         platform_message_id=row.platform_message_id,
         author_name=row.author_name,
         audience=row.audience,
+        answer_to=row.answer_to,
     )
 
 
@@ -40,7 +41,9 @@ class TurnRepository:
         platform_message_id: str | None = None,
         author_name: str | None = None,
         audience: str | None = None,
+        answer_to: int | None = None,
     ) -> ConversationTurn:
+        """``answer_to``: the person's turn a bot answer replies to (erased with it)."""
         row = MessageRow(
             room=room,
             author=author,
@@ -50,10 +53,55 @@ class TurnRepository:
             platform_message_id=platform_message_id,
             author_name=author_name,
             audience=audience,
+            answer_to=answer_to,
         )
         self.session.add(row)
         await self.session.flush()
         return to_turn(row)
+
+    async def add_answer(
+        self,
+        room: str,
+        text: str,
+        *,
+        author: str,
+        created_at: datetime,
+        answer_to: int,
+        audience: str | None = None,
+    ) -> bool:
+        """The bot's answer to the person's turn ``answer_to``; nothing if that turn is gone
+        (forgotten while the answer was composed). One statement, so no forget slips between
+        the check and the insert."""
+        values = select(
+            literal(room),
+            literal(author),
+            literal(Role.ASSISTANT.value),
+            literal(text),
+            literal(created_at, UTCDateTime()),
+            literal(answer_to),
+            literal(audience, String()),
+        ).where(exists().where(MessageRow.id == answer_to))
+        columns = ["room", "author", "role", "text", "created_at", "answer_to", "audience"]
+        result = await self.session.execute(insert(MessageRow).from_select(columns, values))
+        return int(getattr(result, "rowcount", 0) or 0) == 1
+
+    async def person_turn(
+        self, room: str, author: str, platform_message_id: str
+    ) -> ConversationTurn | None:
+        """The person's turn with this platform id in this room, if it was stored."""
+        query = (
+            select(MessageRow)
+            .where(
+                MessageRow.room == room,
+                MessageRow.author == author,
+                MessageRow.role == Role.USER.value,
+                MessageRow.platform_message_id == platform_message_id,
+            )
+            .order_by(MessageRow.id)
+            .limit(1)
+        )
+        row = (await self.session.scalars(query)).one_or_none()
+        return None if row is None else to_turn(row)
 
     async def recent(self, room: str, *, limit: int) -> list[ConversationTurn]:
         """The last ``limit`` turns of ``room``, oldest first."""

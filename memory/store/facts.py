@@ -11,8 +11,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import ColumnElement, String, and_, cast, delete, func, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    String,
+    and_,
+    cast,
+    delete,
+    func,
+    or_,
+    select,
+    true,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Mapped
 
 from memory.records import (
     Action,
@@ -36,13 +48,18 @@ def visible_in(
 ) -> ColumnElement[bool]:
     """The SQL condition for rows of ``table`` (facts, or their events) that ``scope`` may
     see: the owner always, the rooms by the scope's mode."""
+    return and_(table.owner == scope.owner, in_visible_rooms(scope, table.room))
+
+
+def in_visible_rooms(scope: Scope, room: ColumnElement[str] | Mapped[str]) -> ColumnElement[bool]:
+    """The SQL condition on a ``room`` column: the rooms ``scope``'s mode lets it see."""
     rooms = scope.visible_rooms()
-    condition = table.owner == scope.owner
+    conditions: list[ColumnElement[bool]] = []
     if rooms.only is not None:
-        condition = and_(condition, table.room == rooms.only)
+        conditions.append(room == rooms.only)
     if rooms.exclude is not None:
-        condition = and_(condition, table.room != rooms.exclude)
-    return condition
+        conditions.append(room != rooms.exclude)
+    return and_(true(), *conditions)
 
 
 def to_fact(row: FactRow) -> Fact:
@@ -79,6 +96,7 @@ def to_event(row: FactEventRow) -> FactEvent:
         actor=Actor(row.actor),
         created_at=row.created_at,
         undone_at=row.undone_at,
+        source_message_id=row.source_message_id,
     )
 
 
@@ -95,6 +113,7 @@ class EventDraft:
     guard: str | None = None
     old_text: str | None = None
     new_text: str | None = None
+    source_message_id: str | None = None
 
 
 class FactRepository:
@@ -201,6 +220,12 @@ class FactRepository:
 
         Returns the erased ids (empty if the id is not visible in ``scope``).
         """
+        chain = await self.version_chain(scope, fact_id)
+        await self.erase_ids(scope, chain)
+        return chain
+
+    async def version_chain(self, scope: Scope, fact_id: int) -> list[int]:
+        """The fact and every older version it replaced (empty if not visible in ``scope``)."""
         if await self._row(scope, fact_id) is None:
             return []
         chain = [fact_id]
@@ -209,16 +234,15 @@ class FactRepository:
             query = select(FactRow.id).where(visible_in(scope), FactRow.superseded_by.in_(frontier))
             frontier = [i for i in (await self.session.scalars(query)).all() if i not in chain]
             chain.extend(frontier)
-        await self._erase_ids(scope, chain)
         return chain
 
     async def erase_all(self, scope: Scope) -> list[int]:
         """Remove every fact visible in ``scope``, whatever its status, with its events."""
         ids = list((await self.session.scalars(select(FactRow.id).where(visible_in(scope)))).all())
-        await self._erase_ids(scope, ids)
+        await self.erase_ids(scope, ids)
         return ids
 
-    async def _erase_ids(self, scope: Scope, ids: Sequence[int]) -> None:
+    async def erase_ids(self, scope: Scope, ids: Sequence[int]) -> None:
         if not ids:
             return
         id_list = list(ids)
@@ -251,6 +275,7 @@ class FactRepository:
             new_text=draft.new_text,
             actor=draft.actor.value,
             created_at=utc_now(),
+            source_message_id=draft.source_message_id,
         )
         self.session.add(row)
         await self.session.flush()

@@ -1,14 +1,23 @@
-"""The durable queue of messages waiting for memory extraction."""
+"""The durable queue of messages waiting for memory extraction, and the claims on its rows.
+
+A worker claims a row (``claimed_by``, ``claimed_until``) before processing it, and deletes
+it in the transaction that applies its facts, only while the claim is still its own. A row
+whose worker died is claimable again once the lease has ended (or at start-up, on SQLite,
+where one process owns the data folder).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
+from dataclasses import replace
 from datetime import datetime
 
-from sqlalchemy import delete, select
+from sqlalchemy import ColumnElement, and_, delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.records import PendingWrite
 from memory.scope import Scope
+from memory.store.facts import in_visible_rooms
 from memory.store.schema import PendingWriteRow
 
 
@@ -24,7 +33,17 @@ def to_pending(row: PendingWriteRow) -> PendingWrite:
         next_attempt_at=row.next_attempt_at,
         last_error=row.last_error,
         created_at=row.created_at,
+        claimed_by=row.claimed_by,
+        claimed_until=row.claimed_until,
     )
+
+
+def live_claim(now: datetime) -> ColumnElement[bool]:
+    return and_(PendingWriteRow.claimed_by.is_not(None), PendingWriteRow.claimed_until > now)
+
+
+def rowcount(result: object) -> int:
+    return int(getattr(result, "rowcount", 0) or 0)
 
 
 class PendingWriteRepository:
@@ -65,18 +84,12 @@ class PendingWriteRepository:
         return [to_pending(row) for row in (await self.session.scalars(query)).all()]
 
     async def get(self, pending_id: int) -> PendingWrite | None:
-        row = await self.session.get(PendingWriteRow, pending_id)
+        # The claim updates bypass the session's objects: read the row as it is now.
+        row = await self.session.get(PendingWriteRow, pending_id, populate_existing=True)
         return None if row is None else to_pending(row)
 
     async def count(self) -> int:
         return len((await self.session.scalars(select(PendingWriteRow.id))).all())
-
-    async def reschedule(self, pending_id: int, *, error: str, next_attempt_at: datetime) -> None:
-        row = await self.session.get(PendingWriteRow, pending_id)
-        if row is not None:
-            row.attempts += 1
-            row.last_error = error
-            row.next_attempt_at = next_attempt_at
 
     async def for_owner(self, owner: str) -> list[PendingWrite]:
         """Every queued write of one person, oldest first (they are processed in this order)."""
@@ -87,15 +100,108 @@ class PendingWriteRepository:
         )
         return [to_pending(row) for row in (await self.session.scalars(query)).all()]
 
-    async def discard_for_scope(self, scope: Scope) -> int:
-        """Drop the queued writes of one scope (after "forget all", so they cannot re-add)."""
+    async def claim_next(
+        self,
+        worker: str,
+        *,
+        now: datetime,
+        until: datetime,
+        holds_back: Callable[[PendingWrite], bool],
+        owner: str | None = None,
+        skip_owners: Collection[str] = (),
+    ) -> PendingWrite | None:
+        """Claim the next row to process, or ``None``.
+
+        Per owner, rows are taken in order: an owner with a live claim is skipped, and a row
+        not yet due blocks the owner's later rows when ``holds_back`` says so (otherwise the
+        later rows may go first). ``owner`` limits the search to one person.
+        """
+        busy = select(PendingWriteRow.owner).where(live_claim(now))
+        query = select(PendingWriteRow).where(PendingWriteRow.owner.not_in(busy))
+        if owner is not None:
+            query = query.where(PendingWriteRow.owner == owner)
+        if skip_owners:
+            query = query.where(PendingWriteRow.owner.not_in(list(skip_owners)))
+        rows = (await self.session.scalars(query.order_by(PendingWriteRow.id))).all()
+        blocked: set[str] = set()
+        for row in rows:
+            if row.owner in blocked:
+                continue
+            pending = to_pending(row)
+            if pending.next_attempt_at > now:
+                if holds_back(pending):
+                    blocked.add(row.owner)
+                continue
+            if await self._take(row.id, worker, now=now, until=until):
+                return replace(pending, claimed_by=worker, claimed_until=until)
+            blocked.add(row.owner)
+        return None
+
+    async def _take(self, pending_id: int, worker: str, *, now: datetime, until: datetime) -> bool:
+        """Claim one row unless someone holds a live claim on it (checked in the UPDATE)."""
+        result = await self.session.execute(
+            update(PendingWriteRow)
+            .where(
+                PendingWriteRow.id == pending_id,
+                or_(
+                    PendingWriteRow.claimed_by.is_(None),
+                    PendingWriteRow.claimed_until <= now,
+                ),
+            )
+            .values(claimed_by=worker, claimed_until=until)
+            .execution_options(synchronize_session=False)
+        )
+        return rowcount(result) == 1
+
+    async def complete_claimed(self, pending_id: int, worker: str) -> bool:
+        """Drop a processed row, in the transaction that applies its facts, only if it is
+        still there and still claimed by ``worker``; False means: apply nothing."""
         result = await self.session.execute(
             delete(PendingWriteRow).where(
-                PendingWriteRow.owner == scope.owner, PendingWriteRow.room == scope.room
+                PendingWriteRow.id == pending_id, PendingWriteRow.claimed_by == worker
             )
         )
-        return int(getattr(result, "rowcount", 0) or 0)
+        return rowcount(result) == 1
 
-    async def complete(self, pending_id: int) -> None:
-        """Drop a processed write; done in the same transaction as its facts, so never twice."""
-        await self.session.execute(delete(PendingWriteRow).where(PendingWriteRow.id == pending_id))
+    async def reschedule(
+        self, pending_id: int, worker: str, *, error: str, next_attempt_at: datetime
+    ) -> bool:
+        """Count a failed attempt and release the claim; False if the row is gone or no
+        longer ``worker``'s (forgotten, or taken over after the lease ended)."""
+        result = await self.session.execute(
+            update(PendingWriteRow)
+            .where(PendingWriteRow.id == pending_id, PendingWriteRow.claimed_by == worker)
+            .values(
+                attempts=PendingWriteRow.attempts + 1,
+                last_error=error,
+                next_attempt_at=next_attempt_at,
+                claimed_by=None,
+                claimed_until=None,
+            )
+            .execution_options(synchronize_session=False)
+        )
+        return rowcount(result) == 1
+
+    async def release_claims(self, worker: str | None = None) -> int:
+        """Release the claims of ``worker``, or every claim (start-up of the one process that
+        owns a SQLite data folder: any claim left is a dead process's)."""
+        query = update(PendingWriteRow).where(PendingWriteRow.claimed_by.is_not(None))
+        if worker is not None:
+            query = query.where(PendingWriteRow.claimed_by == worker)
+        result = await self.session.execute(
+            query.values(claimed_by=None, claimed_until=None).execution_options(
+                synchronize_session=False
+            )
+        )
+        return rowcount(result)
+
+    async def discard_for_scope(self, scope: Scope) -> int:
+        """Drop the queued writes of one scope, claimed or not (``forget all``): a write in
+        flight finds its row gone at commit and applies nothing."""
+        result = await self.session.execute(
+            delete(PendingWriteRow).where(
+                PendingWriteRow.owner == scope.owner,
+                in_visible_rooms(scope, PendingWriteRow.room),
+            )
+        )
+        return rowcount(result)

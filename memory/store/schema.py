@@ -67,10 +67,14 @@ class FactEventRow(Base):
     actor: Mapped[str] = mapped_column(String, nullable=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
     undone_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The platform id of the message the pipeline decided on: forgetting a fact finds the
+    # texts of that message's other events (raw model output, repeats) through it.
+    source_message_id: Mapped[str | None] = mapped_column(String)
 
     __table_args__ = (
         Index("ix_fact_events_scope", "owner", "room", "id"),
         Index("ix_fact_events_fact", "fact_id"),
+        Index("ix_fact_events_source", "owner", "source_message_id"),
     )
 
 
@@ -88,8 +92,16 @@ class MessageRow(Base):
     author_name: Mapped[str | None] = mapped_column(String)
     # A narrower place inside the room only its members can read (a private thread).
     audience: Mapped[str | None] = mapped_column(String)
+    # The person's turn a bot answer replies to: erasing that turn erases its answer too.
+    answer_to: Mapped[int | None] = mapped_column(
+        ForeignKey("messages.id", ondelete="CASCADE", name="fk_messages_answer_to")
+    )
 
-    __table_args__ = (Index("ix_messages_room_time", "room", "created_at"),)
+    __table_args__ = (
+        Index("ix_messages_room_time", "room", "created_at"),
+        Index("ix_messages_source", "room", "author", "platform_message_id"),
+        Index("ix_messages_answer_to", "answer_to"),
+    )
 
 
 class PendingWriteRow(Base):
@@ -105,8 +117,14 @@ class PendingWriteRow(Base):
     next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
     last_error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    # The worker processing the row, until its lease ends (then another may claim it).
+    claimed_by: Mapped[str | None] = mapped_column(String)
+    claimed_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
-    __table_args__ = (Index("ix_pending_writes_due", "next_attempt_at"),)
+    __table_args__ = (
+        Index("ix_pending_writes_due", "next_attempt_at"),
+        Index("ix_pending_writes_owner", "owner", "id"),
+    )
 
 
 class SettingRow(Base):

@@ -11,9 +11,10 @@ from memory.write.normalise import normalise_text
 from memory.write.pipeline import WriteOutcome
 from memory.write.precheck import may_hold_fact
 from memory.write.undo import UndoResult
-from memory.write.writer import MemoryWriter, WriteSettings
+from memory.write.writer import Accepted, MemoryWriter, WriteSettings
 
 __all__ = [
+    "Accepted",
     "AppliedWrite",
     "Guard",
     "MemoryWriter",

@@ -80,7 +80,8 @@ async def apply_one(
             context.scope, target.id, FactStatus.DELETED, valid_to=context.message_time
         )
         changes.delete.append(target.id)
-    event = await transaction.facts.record_event(context.scope, event_draft(plan, new_fact))
+    draft = event_draft(plan, new_fact, context.source_message_id)
+    event = await transaction.facts.record_event(context.scope, draft)
     return AppliedWrite(
         plan.subject.fact.text,
         plan.action,
@@ -130,7 +131,9 @@ async def add_fact(
     return fact
 
 
-def event_draft(plan: PlannedWrite, new_fact: Fact | None) -> EventDraft:
+def event_draft(
+    plan: PlannedWrite, new_fact: Fact | None, source_message_id: str | None
+) -> EventDraft:
     target = plan.target
     fact_id: int | None
     related: int | None
@@ -150,6 +153,7 @@ def event_draft(plan: PlannedWrite, new_fact: Fact | None) -> EventDraft:
         guard=None if plan.guard is None else plan.guard.value,
         old_text=None if target is None else target.text,
         new_text=plan.subject.fact.text,
+        source_message_id=source_message_id,
     )
 
 

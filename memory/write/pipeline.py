@@ -60,17 +60,26 @@ class WriteParts:
 
 
 @dataclass(frozen=True, slots=True)
+class QueueClaim:
+    """The queue row a message came from, and the worker that claimed it."""
+
+    pending_id: int
+    worker: str
+
+
+@dataclass(frozen=True, slots=True)
 class MessageInput:
     scope: Scope
     text: str
     message_time: datetime
     source_message_id: str | None = None
-    pending_id: int | None = None
+    claim: QueueClaim | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class WriteOutcome:
-    """What one message or "remember" did; ``completed`` is False if its queue row was gone."""
+    """What one message or "remember" did; ``completed`` is False if its queue row was gone
+    (forgotten, or taken over by another worker) at commit, so nothing was applied."""
 
     writes: tuple[AppliedWrite, ...]
     llm_calls: int
@@ -85,23 +94,23 @@ class WriteOutcome:
 class Plan:
     writes: list[PlannedWrite]
     llm_calls: int
+    skipped_by_precheck: bool = False
 
 
-async def process_message(parts: WriteParts, message: MessageInput) -> WriteOutcome:
-    """Extract the user's facts from a queued message and write them (raises to stay queued)."""
+async def plan_message(parts: WriteParts, message: MessageInput) -> Plan:
+    """Extract the user's facts from a queued message and decide on them; nothing is written
+    (raises, with nothing applied, so the write stays queued)."""
     if not may_hold_fact(message.text):
-        return await commit(parts, message, FactSource.EXTRACTED, Plan([], 0), precheck=True)
+        return Plan([], 0, skipped_by_precheck=True)
     facts = await extract_facts(parts.llm, message.text, message.message_time)
     plan = await plan_writes(parts, message.scope, facts, strict=True)
-    plan = Plan(plan.writes, plan.llm_calls + 1)
-    return await commit(parts, message, FactSource.EXTRACTED, plan)
+    return Plan(plan.writes, plan.llm_calls + 1)
 
 
-async def remember(parts: WriteParts, message: MessageInput, fact: ProposedFact) -> WriteOutcome:
+async def plan_remembered(parts: WriteParts, scope: Scope, fact: ProposedFact) -> Plan:
     """A fact the person asked to be remembered: no extraction, the same candidates and guards;
     if the model cannot decide, the fact is added (the person asked for it; nothing is lost)."""
-    plan = await plan_writes(parts, message.scope, [fact], strict=False)
-    return await commit(parts, message, FactSource.REMEMBERED, plan)
+    return await plan_writes(parts, scope, [fact], strict=False)
 
 
 async def plan_writes(
@@ -185,14 +194,10 @@ async def decide_subjects(
 
 
 async def commit(
-    parts: WriteParts,
-    message: MessageInput,
-    source: FactSource,
-    plan: Plan,
-    *,
-    precheck: bool = False,
+    parts: WriteParts, message: MessageInput, source: FactSource, plan: Plan
 ) -> WriteOutcome:
-    """Apply and complete the queue row in ONE transaction, so nothing is applied twice."""
+    """Apply and complete the queue row in ONE transaction, so nothing is applied twice; if
+    the row is gone or no longer this worker's, nothing is applied at all."""
     context = ApplyContext(
         message.scope,
         source,
@@ -200,11 +205,13 @@ async def commit(
         message.message_time,
         parts.embedder.model_name,
     )
+    precheck = plan.skipped_by_precheck
     async with parts.store.transaction() as transaction:
-        if message.pending_id is not None:
-            if await transaction.pending.get(message.pending_id) is None:
-                return WriteOutcome((), plan.llm_calls, precheck, completed=False)
-            await transaction.pending.complete(message.pending_id)
+        claim = message.claim
+        if claim is not None and not await transaction.pending.complete_claimed(
+            claim.pending_id, claim.worker
+        ):
+            return WriteOutcome((), plan.llm_calls, precheck, completed=False)
         applied, changes = await apply_writes(transaction, context, plan.writes)
     try:
         await update_index(parts.index, changes)

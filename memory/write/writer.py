@@ -1,27 +1,33 @@
 """The memory writer: the one object the bot talks to for everything that changes memory.
 
-A thin facade. Each message is first committed to ``pending_writes`` (so a crash or an LLM
-outage loses nothing), then processed in a background task. Work is serialised per person
-and in arrival order, so "I live in Paris" is never decided after "I moved to Berlin"; a
-failed write stays queued with exponential backoff and holds back the later messages of the
-same person, except when the model's answer was unusable (that must not block learning).
+A thin facade. ``accept`` takes a person's message in before anyone answers it: its turn and
+its queued write, in one transaction (write-ahead). The queue worker (:mod:`memory.write.worker`)
+claims queued writes and runs the pipeline in the background, one person's writes in their
+order; a failed write stays queued with exponential backoff and holds back the later
+messages of the same person, except when the model's answer was unusable (that must not
+block learning).
+
+Every commit that changes a person's memory (pipeline, remember, undo, forget) holds that
+person's commit lock, so a ``forget`` never interleaves with a write: a write in flight
+finds its queue row gone and applies nothing.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from memory.embedding.base import Embedder
-from memory.errors import MemoryLayerError
+from memory.errors import MemoryLayerError, StoreError, VectorIndexError
 from memory.index.base import VectorIndex
+from memory.keyed_locks import KeyedLocks
 from memory.llm import LanguageModel
-from memory.records import Action, Actor, FactEvent, PendingWrite
+from memory.records import Action, Actor, FactEvent, FactSource, PendingWrite, Role
 from memory.scope import Scope, ScopeMode
-from memory.store import EventDraft, Store, StoreTransaction, utc_now
+from memory.store import EventDraft, Store, utc_now
 from memory.write.candidates import CALIBRATED_CANDIDATE_THRESHOLD
 from memory.write.errors import UnusableModelOutput, WriteError
 from memory.write.extraction import ProposedFact
@@ -30,12 +36,16 @@ from memory.write.history import fact_history
 from memory.write.pipeline import (
     MessageInput,
     PipelineSettings,
+    QueueClaim,
     WriteOutcome,
     WriteParts,
-    process_message,
-    remember,
+    commit,
+    plan_message,
+    plan_remembered,
 )
+from memory.write.queue import StoreWriteQueue, WriteQueue
 from memory.write.undo import UndoResult, undo_latest
+from memory.write.worker import QueueWorker
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +59,14 @@ class WriteSettings:
     max_destructive_actions: int = 3
     retry_base_seconds: float = 30.0
     retry_max_seconds: float = 3600.0
-    # Queued writes do not store the scope mode; this one is used when they are retried.
+    # Queued writes do not store the scope mode; this one is used when they are processed.
     scope_mode: ScopeMode = ScopeMode.USER_ROOM
+    # How many people's writes the worker processes at once (each person's in order).
+    worker_concurrency: int = 4
+    # A claim older than this is taken as its worker's death: longer than any write takes.
+    claim_lease_seconds: float = 900.0
+    # On shutdown, how long the worker may finish queued writes before it is cut off.
+    shutdown_grace_seconds: float = 5.0
 
     def pipeline(self) -> PipelineSettings:
         return PipelineSettings(
@@ -63,6 +79,22 @@ class WriteSettings:
         return timedelta(seconds=seconds)
 
 
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """A person's message as taken in: its turn, and its queued write (``None`` when they
+    paused learning or the message was taken in before)."""
+
+    turn_id: int
+    source_message_id: str
+    pending_id: int | None
+    duplicate: bool = False
+
+
+def local_message_id() -> str:
+    """For a message the platform gave no id: forgetting finds its turn through the id."""
+    return f"local:{uuid.uuid4().hex}"
+
+
 class MemoryWriter:
     def __init__(
         self,
@@ -73,6 +105,8 @@ class MemoryWriter:
         settings: WriteSettings,
         *,
         clock: Callable[[], datetime] | None = None,
+        queue: WriteQueue | None = None,
+        worker_id: str | None = None,
     ) -> None:
         self._store = store
         self._index = index
@@ -80,147 +114,178 @@ class MemoryWriter:
         self._settings = settings
         self._parts = WriteParts(store, index, embedder, llm, settings.pipeline())
         self._clock = clock or utc_now
-        self._locks: dict[str, asyncio.Lock] = {}
-        self._tasks: set[asyncio.Task[int]] = set()
-        # The scope (with its mode) each message was submitted with, while it is queued.
-        self._scopes: dict[int, Scope] = {}
+        self._commit_locks = KeyedLocks()
+        lease = timedelta(seconds=settings.claim_lease_seconds)
+        self._queue = queue or StoreWriteQueue(store, lease=lease, clock=self._clock)
+        self.worker = QueueWorker(
+            self._queue,
+            self._process_claimed,
+            concurrency=settings.worker_concurrency,
+            worker_id=worker_id,
+        )
 
-    async def submit(
+    def start(self, *, release_stale_claims: bool = True) -> None:
+        """Start the queue worker in the background; returns at once (see QueueWorker)."""
+        self.worker.start(release_stale_claims=release_stale_claims)
+
+    async def accept(
         self,
         scope: Scope,
         text: str,
         *,
         message_time: datetime,
-        source_message_id: str | None = None,
-    ) -> PendingWrite:
-        """Queue a message durably (committed on return), then process it in the background."""
+        platform_message_id: str | None = None,
+        learn: bool = True,
+        author_name: str | None = None,
+        audience: str | None = None,
+    ) -> Accepted:
+        """Take a person's message in, durably, before it is answered: their turn and (if
+        ``learn``) its queued write, in ONE transaction. A message with the same platform id
+        and text taken in before is not stored or queued again (handed over twice).
+        ``author_name`` and ``audience`` go with the turn (group-room context)."""
         async with self._store.transaction() as transaction:
-            pending = await transaction.pending.enqueue(
-                scope,
+            if platform_message_id is not None:
+                earlier = await transaction.turns.person_turn(
+                    scope.room, scope.owner, platform_message_id
+                )
+                if earlier is not None and earlier.text == text:
+                    return Accepted(earlier.id, platform_message_id, None, duplicate=True)
+            source = platform_message_id or local_message_id()
+            turn = await transaction.turns.add(
+                scope.room,
+                Role.USER,
                 text,
-                message_time=message_time,
-                now=self._clock(),
-                source_message_id=source_message_id,
+                author=scope.owner,
+                created_at=message_time,
+                platform_message_id=source,
+                author_name=author_name,
+                audience=audience,
             )
-        self._scopes[pending.id] = scope
-        task = asyncio.create_task(self._process_in_background(scope.owner))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return pending
+            pending_id = None
+            if learn:
+                pending = await transaction.pending.enqueue(
+                    scope,
+                    text,
+                    message_time=message_time,
+                    now=self._clock(),
+                    source_message_id=source,
+                )
+                pending_id = pending.id
+        if pending_id is not None:
+            self.worker.wake()
+        return Accepted(turn.id, source, pending_id)
 
-    async def process_due(self) -> int:
-        """Retry the queued writes whose time has come; how many were completed."""
+    async def retry_due(self) -> int:
+        """Wake the worker for the writes whose retry time has come (the scheduled job);
+        returns at once with how many writes are queued."""
+        self.worker.wake()
         async with self._store.transaction() as transaction:
-            due = await transaction.pending.due(self._clock())
-        owners = list(dict.fromkeys(pending.owner for pending in due))
-        completed = 0
-        for owner in owners:
-            completed += await self._process_owner(owner)
-        return completed
+            return await transaction.pending.count()
 
-    async def drain(self) -> None:
-        """Wait until the background work started so far has finished."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+    async def drain(self) -> int:
+        """Wait for the worker to process what is due now; how many writes it completed."""
+        return await self.worker.drain()
 
     async def remember(self, scope: Scope, text: str) -> WriteOutcome:
         """Store what the person asked to be remembered (source ``remembered``)."""
         if not text.strip():
             raise WriteError("there is nothing to remember: the text is empty")
         fact = ProposedFact(" ".join(text.split()), REMEMBERED_CATEGORY)
-        async with self._lock(scope.owner):
-            return await remember(self._parts, MessageInput(scope, text, self._clock()), fact)
+        plan = await plan_remembered(self._parts, scope, fact)
+        message = MessageInput(scope, text, self._clock())
+        async with self._commit_locks.hold(scope.owner):
+            return await commit(self._parts, message, FactSource.REMEMBERED, plan)
 
     async def forget(self, scope: Scope, fact_id: int) -> bool:
-        """Erase a fact (with the versions it replaced) from SQLite and the index, for good."""
-        async with self._lock(scope.owner), self._store.transaction() as transaction:
-            erased = await transaction.facts.erase(scope, fact_id)
-            if erased:
-                await record_forget(transaction, scope)
-        await self._index.delete(erased)
-        return bool(erased)
+        """Erase a fact, its versions, their events and the turns it was learned from, for
+        good; False if there is no such fact in the scope."""
+        async with self._commit_locks.hold(scope.owner):
+            async with self._store.transaction() as transaction:
+                erased = await transaction.forget.fact(scope, fact_id)
+            if erased is None:
+                return False
+            await self._erase_physically(erased.fact_ids)
+        return True
 
     async def forget_all(self, scope: Scope) -> int:
-        """Erase every fact of the scope and its queued messages; how many were active."""
-        async with self._lock(scope.owner), self._store.transaction() as transaction:
-            active = await transaction.facts.count(scope)
-            erased = await transaction.facts.erase_all(scope)
-            await transaction.pending.discard_for_scope(scope)
-            if erased:
-                await record_forget(transaction, scope)
-        await self._index.delete(erased)
-        return active
+        """Erase everything of the person in the scope (facts, events, turns, queued
+        writes); how many facts were active."""
+        async with self._commit_locks.hold(scope.owner):
+            async with self._store.transaction() as transaction:
+                erased = await transaction.forget.everything(scope)
+            await self._erase_physically(erased.fact_ids)
+        return erased.active
 
     async def undo(self, scope: Scope) -> UndoResult | None:
-        async with self._lock(scope.owner):
+        async with self._commit_locks.hold(scope.owner):
             return await undo_latest(self._store, self._index, self._embedder, scope)
 
     async def history(self, scope: Scope, fact_id: int) -> list[FactEvent]:
         return await fact_history(self._store, scope, fact_id)
 
     async def aclose(self) -> None:
-        """Finish background work; the parts themselves belong to whoever built them."""
-        await self.drain()
+        """Stop the worker after a short grace (a write cut off stays queued, and is learned
+        after the next start); the parts belong to whoever built them."""
+        await self.worker.aclose(grace_seconds=self._settings.shutdown_grace_seconds)
 
-    def _lock(self, owner: str) -> asyncio.Lock:
-        return self._locks.setdefault(owner, asyncio.Lock())
-
-    async def _process_in_background(self, owner: str) -> int:
-        """A background run must not die silently: the write stays queued for process_due."""
+    async def _erase_physically(self, fact_ids: Sequence[int]) -> None:
+        """After the SQLite commit (the truth): the vector rows out of every index file, and
+        the deleted rows out of SQLite's log. A failure is logged, not raised: the answer
+        says what SQLite did, and the index heals (rebuilt from SQLite)."""
+        if fact_ids:
+            try:
+                await self._index.erase(fact_ids)
+            except VectorIndexError as error:
+                log.error(
+                    "forgotten facts %s are erased in SQLite but not yet from the vector "
+                    "index (%s); the index heals from SQLite at the next reconcile",
+                    list(fact_ids),
+                    error,
+                )
         try:
-            return await self._process_owner(owner)
-        except Exception:
-            log.exception("background memory write for %s failed; it stays queued", owner)
-            return 0
+            await self._store.scrub()
+        except StoreError as error:
+            log.error(
+                "a forget is committed, but SQLite's log still holds the old rows (%s); "
+                "they are overwritten at the next checkpoint",
+                error,
+            )
 
-    async def _process_owner(self, owner: str) -> int:
-        """Process one person's queued writes in order; stop at the first that must wait."""
-        completed = 0
-        async with self._lock(owner):
-            async with self._store.transaction() as transaction:
-                queued = await transaction.pending.for_owner(owner)
-            for pending in queued:
-                if pending.next_attempt_at > self._clock():
-                    if holds_back_later(pending):
-                        break
-                    continue
-                if not await self._process_one(pending):
-                    break
-                completed += 1
-        return completed
-
-    async def _process_one(self, pending: PendingWrite) -> bool:
-        scope = self._scopes.get(pending.id) or Scope(
-            pending.owner, pending.room, self._settings.scope_mode
-        )
+    async def _process_claimed(self, pending: PendingWrite, worker: str) -> bool:
+        """Plan (LLM calls, no lock), then commit under the person's commit lock."""
+        scope = Scope(pending.owner, pending.room, self._settings.scope_mode)
+        claim = QueueClaim(pending.id, worker)
         message = MessageInput(
-            scope, pending.text, pending.message_time, pending.source_message_id, pending.id
+            scope, pending.text, pending.message_time, pending.source_message_id, claim
         )
         try:
-            outcome = await process_message(self._parts, message)
+            plan = await plan_message(self._parts, message)
+            async with self._commit_locks.hold(pending.owner):
+                outcome = await commit(self._parts, message, FactSource.EXTRACTED, plan)
         except Exception as error:  # anything: the message stays queued, nothing is lost
-            await self._reschedule(pending, error)
+            await self._reschedule(pending, worker, error)
             return False
-        self._scopes.pop(pending.id, None)
         return outcome.completed
 
-    async def _reschedule(self, pending: PendingWrite, error: Exception) -> None:
+    async def _reschedule(self, pending: PendingWrite, worker: str, error: Exception) -> None:
         delay = self._settings.retry_delay(pending.attempts)
         reason = f"{type(error).__name__}: {error}"
         if isinstance(error, MemoryLayerError):
             log.warning("write %d stays queued (retry in %s): %s", pending.id, delay, reason)
         else:
-            log.exception("write %d failed unexpectedly; it stays queued", pending.id)
-        async with self._store.transaction() as transaction:
-            await transaction.pending.reschedule(
-                pending.id, error=reason[:1000], next_attempt_at=self._clock() + delay
+            log.error("write %d failed unexpectedly; it stays queued", pending.id, exc_info=error)
+        event = (
+            unusable_output_event(error, pending.source_message_id)
+            if isinstance(error, UnusableModelOutput)
+            else None
+        )
+        async with self._commit_locks.hold(pending.owner):
+            await self._queue.reschedule(
+                pending, worker, error=reason[:1000], delay=delay, event=event
             )
-            if isinstance(error, UnusableModelOutput):
-                scope = Scope(pending.owner, pending.room, self._settings.scope_mode)
-                await transaction.facts.record_event(scope, unusable_output_event(error))
 
 
-def unusable_output_event(error: UnusableModelOutput) -> EventDraft:
+def unusable_output_event(error: UnusableModelOutput, source_message_id: str | None) -> EventDraft:
     """The guard that kept an unreadable answer from being applied, with what it said."""
     return EventDraft(
         final_action=Action.NONE,
@@ -228,17 +293,5 @@ def unusable_output_event(error: UnusableModelOutput) -> EventDraft:
         proposed_action=error.proposed_action or error.raw[:200],
         proposed_target=error.proposed_target,
         guard=Guard.UNUSABLE_OUTPUT.value,
-    )
-
-
-def holds_back_later(pending: PendingWrite) -> bool:
-    """A write waiting out an outage keeps later messages waiting (their order matters); one
-    the model could not answer does not, or a single odd message would stop all learning."""
-    return not (pending.last_error or "").startswith(UnusableModelOutput.__name__)
-
-
-async def record_forget(transaction: StoreTransaction, scope: Scope) -> None:
-    """An audit row without the text: forgetting is final, the words must not survive it."""
-    await transaction.facts.record_event(
-        scope, EventDraft(final_action=Action.FORGET, actor=Actor.USER)
+        source_message_id=source_message_id,
     )

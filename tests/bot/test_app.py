@@ -1,4 +1,4 @@
-"""The composition root starts and stops the maintenance jobs with the bot."""
+"""The composition root starts and stops the maintenance jobs and the queue worker with the bot."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import asyncio
 from datetime import timedelta
 from pathlib import Path
 
+from bot.messages import IncomingMessage
 from bot.scheduler import (
     CONSOLIDATION,
     PENDING_RETRY,
@@ -15,8 +16,10 @@ from bot.scheduler import (
     MaintenanceScheduler,
 )
 from memory.embedding import Embedder
+from memory.scope import Scope
 from memory.store import Store
-from tests.bot.core.harness import open_harness
+from tests.bot.core.harness import START, make_config, open_harness
+from tests.memory.write.gated import GUARD_SECONDS, is_extraction, until
 
 
 async def test_start_schedules_every_job_and_close_stops_them(
@@ -52,3 +55,44 @@ async def test_shutdown_waits_for_a_running_job(store: Store) -> None:
     await stopping
     assert finished == ["slow"]
     assert await running == "done"
+
+
+async def test_start_up_answers_at_once_while_queued_writes_wait_for_a_hanging_model(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    config = make_config(tmp_path / "data")
+    people = [Scope(f"matrix:person{number}", "matrix:dm") for number in range(6)]
+    # An earlier run left writes queued for six people, one claimed by its dead worker.
+    store = await Store.open(config.storage.database_path)
+    async with store.transaction() as tx:
+        for person in people:
+            await tx.pending.enqueue(person, "I am a nurse.", message_time=START, now=START)
+        await tx.pending.claim_next(
+            "dead-process", now=START, until=START + timedelta(days=1), holds_back=bool
+        )
+    await store.aclose()
+
+    harness = await open_harness(tmp_path, embedder, config=config, held=is_extraction)
+    try:
+        # The model hangs until the test lets it go: had start-up waited for the queue, the
+        # time limit (only a guard) would end the test.
+        await asyncio.wait_for(harness.app.start(), GUARD_SECONDS)
+        message = IncomingMessage(
+            "matrix", "matrix:person0", "P", "matrix:dm", "!memory list", START, True
+        )
+        (listing,) = await asyncio.wait_for(harness.app.core.handle(message), GUARD_SECONDS)
+        assert listing.text == "I don't remember anything about you here yet."
+        # Meanwhile the worker took the queue up, the dead claim included (4 at a time).
+        await until(lambda: len(harness.llm.waiting) == 4)
+    finally:
+        await harness.app.aclose()
+    store = await Store.open(config.storage.database_path)
+    try:
+        async with store.transaction() as tx:
+            rows = [await tx.pending.for_owner(person.owner) for person in people]
+    finally:
+        await store.aclose()
+    # Cut off by the shutdown: still queued, unclaimed, for the next start.
+    assert [[(row.attempts, row.claimed_by) for row in queued] for queued in rows] == [
+        [(0, None)]
+    ] * 6

@@ -337,3 +337,55 @@ async def test_a_database_with_only_some_of_the_tables_is_refused(tmp_path: Path
         connection.execute("CREATE TABLE facts (id INTEGER PRIMARY KEY)")
     with pytest.raises(SchemaError, match=r"not all \(missing: fact_events, messages"):
         await Store.open(path)
+
+
+async def downgrade_to(path: Path, revision: str) -> None:
+    engine = runner.migration_engine(sqlite_url(path))
+
+    def downgrade(connection: Connection) -> None:
+        command.downgrade(runner.alembic_config(connection=connection), revision)
+
+    async with engine.begin() as connection:
+        await connection.run_sync(downgrade)
+    await engine.dispose()
+
+
+# Turns as the code of 3844196 kept them: the person's, then the bot's answer with the
+# person as author, in the shared DM room.
+TURNS_3844196 = [
+    ("matrix:dm", "matrix:alice", "user", "I have a cat", "$1"),
+    ("matrix:dm", "matrix:alice", "assistant", "Lovely!", None),
+    ("matrix:dm", "matrix:bob", "user", "hello", "$2"),
+    ("matrix:dm", "matrix:bob", "assistant", "Hi Bob!", None),
+    ("matrix:dm", "matrix:alice", "user", "I have a dog too", "$3"),
+    ("matrix:dm", "matrix:alice", "assistant", "Two pets!", None),
+    ("matrix:!r:x", "matrix:alice", "assistant", "an answer with no question kept", None),
+]
+
+
+async def test_revision_0003_links_earlier_answers_and_downgrades_to_0002(tmp_path: Path) -> None:
+    path = tmp_path / "mnemo.sqlite3"
+    await upgrade_to(path, BASELINE)
+    with closing(sqlite3.connect(path)) as connection, connection:
+        connection.executemany(
+            "INSERT INTO messages (room, author, role, text, created_at, platform_message_id) "
+            "VALUES (?, ?, ?, ?, '2026-01-01 00:00:00', ?)",
+            TURNS_3844196,
+        )
+    before = table_rows(path)
+    await upgrade_to(path, "0003")
+    linked = [(row["id"], row["answer_to"]) for row in table_rows(path)["messages"]]
+    assert linked == [(1, None), (2, 1), (3, None), (4, 3), (5, None), (6, 5), (7, None)]
+    with closing(sqlite3.connect(path)) as connection, connection:
+        connection.execute("PRAGMA foreign_keys = ON")
+        connection.execute("DELETE FROM messages WHERE id = 5")  # the answer goes with it
+        remaining = connection.execute("SELECT id FROM messages ORDER BY id").fetchall()
+        assert [row[0] for row in remaining] == [1, 2, 3, 4, 7]
+
+    await downgrade_to(path, "0002")
+    fresh = tmp_path / "fresh.sqlite3"
+    await upgrade_to(fresh, "0002")
+    assert await reflect(path) == await reflect(fresh)
+    kept = {"messages": [row for row in before["messages"] if row["id"] not in (5, 6)]}
+    assert only_columns(table_rows(path), kept) == kept
+    assert stored_revision(path) == "0002"

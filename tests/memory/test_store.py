@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sqlalchemy import text
 
 from memory.errors import InvalidScopeError, StorageFullError
-from memory.records import Action, Actor, FactSource, FactStatus, NewFact, Role
+from memory.records import Action, Actor, FactSource, FactStatus, NewFact, PendingWrite, Role
 from memory.scope import Scope, ScopeMode
 from memory.store import EventDraft, Store
 from tests.memory.full_disk import fill_the_disk
@@ -198,24 +198,72 @@ async def test_turns_are_per_room_oldest_first_and_purged(store: Store) -> None:
         assert len(await transaction.turns.recent("console:room1", limit=10)) == 3
 
 
-async def test_pending_writes_queue_reschedule_and_complete(store: Store) -> None:
+def never_holds_back(pending: PendingWrite) -> bool:
+    return False
+
+
+async def test_pending_writes_claim_reschedule_and_complete(store: Store) -> None:
     now = datetime(2026, 1, 1, 12, tzinfo=UTC)
+    lease = now + timedelta(minutes=15)
     async with store.transaction() as transaction:
         queued = await transaction.pending.enqueue(
             ALICE_R1, "I moved to Berlin", message_time=now, now=now, source_message_id="m1"
         )
     async with store.transaction() as transaction:
-        assert [p.id for p in await transaction.pending.due(now)] == [queued.id]
-        await transaction.pending.reschedule(
-            queued.id, error="LLM down", next_attempt_at=now + timedelta(minutes=1)
+        claimed = await transaction.pending.claim_next(
+            "w1", now=now, until=lease, holds_back=never_holds_back
+        )
+        assert claimed is not None
+        assert (claimed.id, claimed.claimed_by, claimed.claimed_until) == (queued.id, "w1", lease)
+        # A live claim keeps everyone else off the row (and off Alice's later rows).
+        assert (
+            await transaction.pending.claim_next(
+                "w2", now=now, until=lease, holds_back=never_holds_back
+            )
+            is None
+        )
+        assert not await transaction.pending.reschedule(
+            queued.id, "w2", error="not mine", next_attempt_at=now
+        )
+        assert await transaction.pending.reschedule(
+            queued.id, "w1", error="LLM down", next_attempt_at=now + timedelta(minutes=1)
         )
     async with store.transaction() as transaction:
         assert await transaction.pending.due(now) == []
         (later,) = await transaction.pending.due(now + timedelta(minutes=1))
-        assert (later.attempts, later.last_error) == (1, "LLM down")
-        await transaction.pending.complete(queued.id)
+        assert (later.attempts, later.last_error, later.claimed_by) == (1, "LLM down", None)
+        assert not await transaction.pending.complete_claimed(queued.id, "w1")  # released
+        again = await transaction.pending.claim_next(
+            "w1", now=now + timedelta(minutes=1), until=lease, holds_back=never_holds_back
+        )
+        assert again is not None and again.id == queued.id
+        assert not await transaction.pending.complete_claimed(queued.id, "w2")
+        assert await transaction.pending.complete_claimed(queued.id, "w1")
     async with store.transaction() as transaction:
         assert await transaction.pending.count() == 0
+
+
+async def test_an_ended_lease_lets_another_worker_claim_and_start_up_releases_all(
+    store: Store,
+) -> None:
+    now = datetime(2026, 1, 1, 12, tzinfo=UTC)
+    async with store.transaction() as transaction:
+        queued = await transaction.pending.enqueue(
+            ALICE_R1, "I moved to Berlin", message_time=now, now=now
+        )
+        await transaction.pending.claim_next(
+            "dead", now=now, until=now + timedelta(minutes=1), holds_back=never_holds_back
+        )
+    later = now + timedelta(minutes=2)
+    async with store.transaction() as transaction:
+        taken = await transaction.pending.claim_next(
+            "alive", now=later, until=later + timedelta(minutes=1), holds_back=never_holds_back
+        )
+        assert taken is not None and taken.claimed_by == "alive"
+        assert not await transaction.pending.complete_claimed(queued.id, "dead")
+        assert await transaction.pending.release_claims() == 1
+        row = await transaction.pending.get(queued.id)
+        assert row is not None and (row.claimed_by, row.claimed_until) == (None, None)
 
 
 async def test_naive_datetimes_are_refused(store: Store) -> None:

@@ -45,7 +45,6 @@ async def bot(
     try:
         async with running(harness.app.core, AccessPolicy()):
             yield harness
-            await harness.app.core.wait_idle()
     finally:
         await harness.app.aclose()
 

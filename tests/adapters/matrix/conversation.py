@@ -19,7 +19,6 @@ class Conversation:
         sent = await self.person.send(self.room_id, text, **extra)
         answer = await self.person.wait_for_reply(self.bot_id, self.room_id, sent)
         # The memory write runs after the reply; let it finish before the next message.
-        await self.mnemo.app.core.wait_idle()
         await self.mnemo.app.writer.drain()
         return answer.body
 

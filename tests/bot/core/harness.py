@@ -9,7 +9,7 @@ it answers each kind of call (reply, extraction, decision) the way a real model 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,6 +23,7 @@ from memory.embedding import Embedder
 from memory.llm import AssistantTurn, ChatMessage, RecordedCall, ScriptedLanguageModel
 from memory.recall import FastEmbedReranker
 from memory.write.prompts import decision, extraction
+from tests.memory.write.gated import GatedLanguageModel, never
 
 EXTRACTION_OPENING = extraction.SYSTEM_PROMPT.split("\n", 1)[0]
 START = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
@@ -34,19 +35,30 @@ class ScriptedMind:
 
     ``facts`` maps a user message to the facts a model would extract from it (none for
     questions and small talk); ``decisions`` are the decision answers in order; ``replies``
-    the chat replies in order (then "OK.").
+    the chat replies in order (then "OK."); ``reply_errors`` fail the next chat replies (the
+    queue worker's calls may come before or after a reply, so errors go by kind, not order).
     """
 
     facts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     decisions: list[str] = field(default_factory=list)
     replies: list[str] = field(default_factory=list)
+    reply_errors: list[Exception] = field(default_factory=list)
+    # What the model answers (or raises) instead of JSON when asked to extract from a message.
+    raw_extractions: dict[str, str | Exception] = field(default_factory=dict)
 
     def __call__(self, messages: Sequence[ChatMessage]) -> str:
         system = messages[0].content
         if system.startswith(EXTRACTION_OPENING):
+            raw = self.raw_extractions.get(messages[-1].content)
+            if isinstance(raw, Exception):
+                raise raw
+            if raw is not None:
+                return raw
             return json.dumps({"facts": self.facts.get(messages[-1].content, [])})
         if system == decision.SYSTEM_PROMPT:
             return self.decisions.pop(0)
+        if self.reply_errors:
+            raise self.reply_errors.pop(0)
         return self.replies.pop(0) if self.replies else "OK."
 
     def answer(self, messages: Sequence[ChatMessage]) -> str | AssistantTurn:
@@ -85,7 +97,7 @@ class Clock:
 @dataclass
 class Harness:
     app: Application
-    llm: ScriptedLanguageModel
+    llm: GatedLanguageModel
     mind: ScriptedMind
     clock: Clock = field(default_factory=Clock)
 
@@ -110,7 +122,7 @@ class Harness:
             mentions_bot=mention and room is not None,
         )
         replies = await self.app.core.handle(message)
-        await self.app.core.wait_idle()
+        # The queue worker learns in the background; wait for it before the next message.
         await self.app.writer.drain()
         return replies
 
@@ -131,10 +143,14 @@ async def open_harness(
     mind: ScriptedMind | None = None,
     web_search: WebSearchAdvisor | None = None,
     supports_tools: bool = True,
+    held: Callable[[Sequence[ChatMessage]], bool] | None = None,
 ) -> Harness:
-    """``supports_tools=False`` makes the model refuse tools, as a model without them does."""
+    """``supports_tools=False`` makes the model refuse tools, as a model without them does;
+    ``held`` calls hang until the test opens the gate (``harness.llm.open()``)."""
     mind = mind or ScriptedMind()
-    llm = ScriptedLanguageModel(fallback=mind.answer, supports_tools=supports_tools)
+    llm = GatedLanguageModel(
+        fallback=mind.answer, supports_tools=supports_tools, held=held or never
+    )
     # Offline there is no cross-encoder: the real reranker fails to load and recall falls
     # back to cosine order, exactly as on a machine without the model hub.
     reranker = FastEmbedReranker(cache_dir=tmp_path / "no-models", local_files_only=True)

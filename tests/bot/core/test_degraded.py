@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import text
 
 from bot.core import MEMORY_APOLOGY, ConversationCore, CoreSettings
-from bot.core.core import EMPTY_ANSWER, STORAGE_FULL_APOLOGY
+from bot.core.core import EMPTY_ANSWER, NOT_SAVED, STORAGE_FULL_APOLOGY
 from bot.messages import IncomingMessage
 from memory.embedding import Embedder, OllamaEmbedder
 from memory.index import LanceFactIndex
@@ -17,7 +17,7 @@ from memory.llm import ScriptedLanguageModel
 from memory.recall import Recaller, RecallSettings
 from memory.store import Store
 from memory.write.writer import MemoryWriter, WriteSettings
-from tests.bot.core.harness import START, open_harness
+from tests.bot.core.harness import START, ScriptedMind, open_harness, reply_calls
 from tests.memory.full_disk import fill_the_disk
 
 
@@ -35,7 +35,8 @@ async def test_recall_failure_answers_without_memories(
 ) -> None:
     # The read path's embedder is an Ollama server that is not running.
     unreachable = OllamaEmbedder("all-minilm", host=f"http://127.0.0.1:{closed_port()}")
-    llm = ScriptedLanguageModel(["Hello!"], fallback='{"facts": []}')
+    # The worker's extraction may run before or after the reply: answer by the kind of call.
+    llm = ScriptedLanguageModel(fallback=ScriptedMind(replies=["Hello!"]).answer)
     writer = MemoryWriter(store, index, embedder, llm, WriteSettings())
     core = ConversationCore(
         CoreSettings(),
@@ -47,14 +48,13 @@ async def test_recall_failure_answers_without_memories(
     message = IncomingMessage("console", "console:a", "A", "console:dm", "hi there", START, True)
     try:
         replies = await core.handle(message)
-        await core.wait_idle()
         await writer.drain()
     finally:
         await unreachable.aclose()
     assert [reply.text for reply in replies] == ["Hello!"]
     assert "recall failed" in caplog.text and "answering without memories" in caplog.text
     assert "not reachable" in caplog.text
-    assert "You do not remember anything about A yet." in llm.calls[0].prompt_text
+    assert "You do not remember anything about A yet." in reply_calls(llm)[0].prompt_text
 
 
 async def drop_table(store: Store, table: str) -> None:
@@ -70,11 +70,12 @@ async def test_broken_turn_storage_still_answers(
     bot.mind.replies.append("Hi Alice!")
     try:
         await drop_table(bot.app.store, "messages")
-        assert await bot.say("alice", "hello") == "Hi Alice!"
+        assert await bot.say("alice", "hello") == f"Hi Alice!\n\n{NOT_SAVED}"
     finally:
         await bot.app.aclose()
+    assert "could not save the message of matrix:alice in matrix:dm to memory" in caplog.text
+    assert "run `mnemo doctor` to check the database" in caplog.text
     assert "could not read the turns of matrix:alice" in caplog.text
-    assert "could not store the turns of matrix:alice" in caplog.text
 
 
 async def test_broken_fact_storage_gets_a_short_apology(

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from bot.core import APOLOGY
-from bot.messages import IncomingMessage
 from memory.embedding import Embedder
 from memory.llm import LanguageModelUnavailable, ModelNotFound
 from memory.records import FactSource, FactStatus
@@ -157,7 +156,7 @@ async def test_pause_stops_learning_and_survives_a_restart(
 async def test_llm_down_apologises_logs_the_fix_and_still_learns(
     bot: Harness, caplog: pytest.LogCaptureFixture, error: Exception, operator_hint: str
 ) -> None:
-    bot.llm.add(error)  # the reply call fails; the later extraction call works
+    bot.mind.reply_errors.append(error)  # the reply call fails; the extraction works
     bot.mind.facts["I'm a nurse."] = [fact("I work as a nurse", "work")]
     answer = await bot.say("alice", "I'm a nurse.")
     assert answer == APOLOGY
@@ -221,28 +220,6 @@ async def test_export_is_a_json_attachment_of_own_facts(bot: Harness) -> None:
     assert [(f["text"], f["status"]) for f in document["facts"]] == [
         ("I am vegetarian", FactStatus.ACTIVE.value)
     ]
-
-
-async def test_the_reply_does_not_wait_for_memory(bot: Harness) -> None:
-    bot.mind.facts["I run marathons."] = [fact("I run marathons", "hobby")]
-    message = IncomingMessage(
-        platform="matrix",
-        user_key="matrix:alice",
-        display_name="Alice",
-        room_key="matrix:dm",
-        text="I run marathons.",
-        time=bot.clock.tick(),
-        is_direct=True,
-    )
-    replies = await bot.app.core.handle(message)
-    assert [reply.text for reply in replies] == ["OK."]
-    # The reply is back before the message was even queued for memory.
-    async with bot.app.store.transaction() as tx:
-        assert await tx.pending.count() == 0
-    assert extraction_calls(bot.llm) == []
-    await bot.app.core.wait_idle()
-    await bot.app.writer.drain()
-    assert await facts_of(bot) == ["I run marathons"]
 
 
 async def test_a_message_without_text_gets_a_clear_answer(bot: Harness) -> None:

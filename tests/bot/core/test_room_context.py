@@ -44,7 +44,6 @@ def in_room(bot: Harness, user: str, text: str, **extra: object) -> IncomingMess
 
 async def ask(bot: Harness, message: IncomingMessage) -> str:
     [answer] = await bot.app.core.handle(message)
-    await bot.app.core.wait_idle()
     await bot.app.writer.drain()
     return answer.text
 

@@ -61,7 +61,7 @@ async def seed(
 
 
 async def say(writer: MemoryWriter, scope: Scope, text: str) -> None:
-    await writer.submit(scope, text, message_time=MESSAGE_TIME)
+    await writer.accept(scope, text, message_time=MESSAGE_TIME)
     await writer.drain()
 
 

@@ -287,7 +287,7 @@ async def test_events_keep_the_raw_proposal(
     )
     writer = make_writer(store, index, embedder, llm, WriteSettings(retry_base_seconds=0))
     await say(writer, ALICE, "I moved to Berlin")
-    await writer.process_due()
+    await writer.drain()
 
     events = await pipeline_events(store, ALICE)
     assert [(e.proposed_action, e.proposed_target, e.final_action, e.guard) for e in events] == [

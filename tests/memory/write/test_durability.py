@@ -62,7 +62,8 @@ async def test_outage_then_restart_finishes_the_write_exactly_once(
     index = await LanceFactIndex.open(tmp_path / "index", dimension=384)
     down = ScriptedLanguageModel([LanguageModelUnavailable("connection refused")])
     writer = MemoryWriter(store, index, embedder, down, WriteSettings(), clock=clock)
-    await writer.submit(ALICE, "I have a cat named Miso", message_time=MESSAGE_TIME)
+    await writer.accept(ALICE, "I have a cat named Miso", message_time=MESSAGE_TIME)
+    await writer.drain()
     await writer.aclose()
     assert await queued(store) == [(1, "LanguageModelUnavailable: connection refused")]
     assert await active_texts(store, ALICE) == []
@@ -74,11 +75,11 @@ async def test_outage_then_restart_finishes_the_write_exactly_once(
     index = await LanceFactIndex.open(tmp_path / "index", dimension=384)
     up = ScriptedLanguageModel(fallback=answer_by_message)
     writer = MemoryWriter(store, index, embedder, up, WriteSettings(), clock=clock)
-    assert await writer.process_due() == 0  # still inside the backoff
+    assert await writer.drain() == 0  # still inside the backoff
     assert up.calls == []
     clock.advance(31)
-    assert await writer.process_due() == 1
-    assert await writer.process_due() == 0
+    assert await writer.drain() == 1
+    assert await writer.drain() == 0
     assert await active_texts(store, ALICE) == ["I have a cat named Miso"]
     assert await pending_count(store) == 0
     assert len(up.calls) == 1
@@ -93,7 +94,7 @@ async def test_backoff_doubles_up_to_the_maximum(
     llm = ScriptedLanguageModel(fallback=LanguageModelUnavailable("down"))
     settings = WriteSettings(retry_base_seconds=30, retry_max_seconds=100)
     writer = MemoryWriter(store, index, embedder, llm, settings, clock=clock)
-    await writer.submit(ALICE, "I have a cat", message_time=MESSAGE_TIME)
+    await writer.accept(ALICE, "I have a cat", message_time=MESSAGE_TIME)
     await writer.drain()
     delays = []
     for _ in range(3):
@@ -101,18 +102,19 @@ async def test_backoff_doubles_up_to_the_maximum(
             (row,) = await transaction.pending.for_owner(ALICE.owner)
         delays.append((row.next_attempt_at - clock.now).total_seconds())
         clock.now = row.next_attempt_at
-        assert await writer.process_due() == 0
+        assert await writer.drain() == 0
     assert delays == [30, 60, 100]
     assert len(llm.calls) == 4
 
 
-async def test_submit_and_process_due_together_apply_once(
+async def test_wakes_from_intake_and_the_scheduled_retry_together_apply_once(
     store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
 ) -> None:
     llm = ScriptedLanguageModel(fallback=answer_by_message)
     writer = MemoryWriter(store, index, embedder, llm, WriteSettings())
-    await writer.submit(ALICE, "I have a cat", message_time=MESSAGE_TIME)
-    await writer.process_due()  # races the background task for the same row
+    await writer.accept(ALICE, "I have a cat", message_time=MESSAGE_TIME)
+    assert await writer.retry_due() == 1  # a second wake while the first is being served
+    await writer.drain()
     await writer.drain()
     assert await active_texts(store, ALICE) == ["I have a cat"]
     assert len(llm.calls) == 1
@@ -124,14 +126,14 @@ async def test_a_waiting_write_holds_back_later_messages_of_the_person(
     clock = ManualClock()
     llm = ScriptedLanguageModel([LanguageModelUnavailable("down")], fallback=answer_by_message)
     writer = MemoryWriter(store, index, embedder, llm, WriteSettings(), clock=clock)
-    await writer.submit(ALICE, "I live in Paris", message_time=MESSAGE_TIME)
+    await writer.accept(ALICE, "I live in Paris", message_time=MESSAGE_TIME)
     await writer.drain()
-    await writer.submit(ALICE, "I live in Berlin", message_time=MESSAGE_TIME)
+    await writer.accept(ALICE, "I live in Berlin", message_time=MESSAGE_TIME)
     await writer.drain()
     # Berlin must not be decided before Paris: it waits behind it.
     assert await active_texts(store, ALICE) == []
     clock.advance(31)
-    assert await writer.process_due() == 2
+    assert await writer.drain() == 2
     assert await active_texts(store, ALICE) == ["I live in Berlin"]
 
 
@@ -140,9 +142,9 @@ async def test_an_unusable_answer_does_not_block_later_messages(
 ) -> None:
     llm = ScriptedLanguageModel(["I am sorry, I cannot do that."], fallback=answer_by_message)
     writer = MemoryWriter(store, index, embedder, llm, WriteSettings())
-    await writer.submit(ALICE, "I live in Paris", message_time=MESSAGE_TIME)
+    await writer.accept(ALICE, "I live in Paris", message_time=MESSAGE_TIME)
     await writer.drain()
-    await writer.submit(ALICE, "I have a cat", message_time=MESSAGE_TIME)
+    await writer.accept(ALICE, "I have a cat", message_time=MESSAGE_TIME)
     await writer.drain()
     assert await active_texts(store, ALICE) == ["I have a cat"]
     ((attempts, error),) = await queued(store)
@@ -164,7 +166,7 @@ async def test_index_failure_after_commit_is_repaired_by_reconcile(
     failing = IndexThatFailsOnWrite(real._table, real.path)
     llm = ScriptedLanguageModel(fallback=answer_by_message)
     writer = MemoryWriter(store, failing, embedder, llm, WriteSettings())
-    await writer.submit(ALICE, "I have a cat", message_time=MESSAGE_TIME)
+    await writer.accept(ALICE, "I have a cat", message_time=MESSAGE_TIME)
     await writer.drain()
     assert await active_texts(store, ALICE) == ["I have a cat"]
     assert await pending_count(store) == 0  # applied once; not retried
@@ -200,7 +202,7 @@ async def test_a_failure_inside_the_apply_transaction_applies_nothing(
     monkeypatch.setattr(FactRepository, "record_event", record_event_then_fail)
     llm = ScriptedLanguageModel(fallback=extracted("I have a cat", "I like chess"))
     writer = MemoryWriter(store, index, embedder, llm, WriteSettings(), clock=clock)
-    await writer.submit(ALICE, "I have a cat and I like chess", message_time=MESSAGE_TIME)
+    await writer.accept(ALICE, "I have a cat and I like chess", message_time=MESSAGE_TIME)
     await writer.drain()
     assert await active_texts(store, ALICE) == []
     assert await index.count() == 0
@@ -210,7 +212,7 @@ async def test_a_failure_inside_the_apply_transaction_applies_nothing(
 
     monkeypatch.setattr(FactRepository, "record_event", real_record_event)
     clock.advance(31)
-    assert await writer.process_due() == 1
+    assert await writer.drain() == 1
     assert await active_texts(store, ALICE) == ["I have a cat", "I like chess"]
     assert await index.count() == 2
 
@@ -224,12 +226,14 @@ async def test_a_store_failure_in_the_background_is_logged_and_the_write_kept(
 ) -> None:
     """Test double for a broken disk while reading the queue: nothing is lost, it is logged."""
 
-    async def unreadable(self: object, owner: str) -> list[object]:
+    async def unreadable(self: object, worker: str, **_: object) -> None:
         raise StorageFullError("simulated: cannot read the queue")
 
-    monkeypatch.setattr(PendingWriteRepository, "for_owner", unreadable)
+    monkeypatch.setattr(PendingWriteRepository, "claim_next", unreadable)
     writer = MemoryWriter(store, index, embedder, ScriptedLanguageModel(), WriteSettings())
-    await writer.submit(ALICE, "I have a cat", message_time=MESSAGE_TIME)
+    await writer.accept(ALICE, "I have a cat", message_time=MESSAGE_TIME)
     await writer.drain()
-    assert "background memory write for console:alice failed" in caplog.text
+    assert "the queue worker could not read the queue; it retries later" in caplog.text
+    assert writer.worker.running
     assert await pending_count(store) == 1
+    await writer.aclose()

@@ -10,6 +10,7 @@ from memory.write import MemoryWriter, WriteSettings
 
 def test_public_names() -> None:
     assert sorted(memory.write.__all__) == [
+        "Accepted",
         "AppliedWrite",
         "Guard",
         "MemoryWriter",
@@ -26,8 +27,16 @@ def test_public_names() -> None:
 
 def test_writer_methods_and_parameters() -> None:
     expected = {
-        "submit": ["scope", "text", "message_time", "source_message_id"],
-        "process_due": [],
+        "accept": [
+            "scope",
+            "text",
+            "message_time",
+            "platform_message_id",
+            "learn",
+            "author_name",
+            "audience",
+        ],
+        "retry_due": [],
         "drain": [],
         "remember": ["scope", "text"],
         "forget": ["scope", "fact_id"],

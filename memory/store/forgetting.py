@@ -1,0 +1,163 @@
+"""Forgetting for good (``/memory forget``), inside the caller's transaction.
+
+``fact``: the fact, every older version, every event on them, the events without a fact that
+came from the same source messages (raw model output, repeats), and the person's turns of
+those source messages (the bot's answers go with them, ``ON DELETE CASCADE``).
+
+``everything``: every fact of the scope whatever its status, every event of the scope except
+the text-free FORGET audit rows, the person's turns in the scope's rooms (and the answers to
+them), and the person's queued writes there, claimed or not.
+
+Both leave one text-free FORGET row, so the history shows that something was forgotten.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from sqlalchemy import ColumnElement, and_, delete, false, not_, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Mapped
+
+from memory.records import Action, Actor, FactStatus
+from memory.scope import Scope
+from memory.store.facts import EventDraft, FactRepository, in_visible_rooms, visible_in
+from memory.store.pending import PendingWriteRepository, rowcount
+from memory.store.schema import FactEventRow, FactRow, MessageRow
+
+Source = tuple[str, str]  # (room, platform message id)
+
+
+@dataclass(frozen=True, slots=True)
+class Erased:
+    """What a forget removed; ``fact_ids`` are every fact row gone (for the vector index)."""
+
+    fact_ids: tuple[int, ...]
+    active: int
+    events: int
+    turns: int
+    queued: int
+
+
+class ForgetRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+        self._facts = FactRepository(session)
+
+    async def fact(self, scope: Scope, fact_id: int) -> Erased | None:
+        """Erase one fact and what it was learned from; ``None`` if not visible in scope."""
+        chain = await self._facts.version_chain(scope, fact_id)
+        if not chain:
+            return None
+        active = await self._active_among(chain)
+        sources = await self._sources(scope.owner, chain)
+        events = await self._delete_factless_events(scope.owner, sources)
+        events += await self._count_events(scope.owner, chain)
+        await self._facts.erase_ids(scope, chain)
+        turns = await self._delete_turns_of(scope.owner, sources)
+        await self._record(scope)
+        return Erased(tuple(chain), active, events, turns, 0)
+
+    async def everything(self, scope: Scope) -> Erased:
+        """Erase all the person has in the scope: facts, events, turns, queued writes."""
+        active = await self._facts.count(scope)
+        fact_ids = await self._facts.erase_all(scope)
+        events = rowcount(
+            await self.session.execute(
+                delete(FactEventRow).where(
+                    visible_in(scope, FactEventRow), not_(text_free_forget())
+                )
+            )
+        )
+        turns = rowcount(
+            await self.session.execute(
+                delete(MessageRow).where(
+                    MessageRow.author == scope.owner, in_visible_rooms(scope, MessageRow.room)
+                )
+            )
+        )
+        queued = await PendingWriteRepository(self.session).discard_for_scope(scope)
+        if fact_ids or events or turns or queued:
+            await self._record(scope)
+        return Erased(tuple(fact_ids), active, events, turns, queued)
+
+    async def _active_among(self, fact_ids: Collection[int]) -> int:
+        query = select(FactRow.id).where(
+            FactRow.id.in_(list(fact_ids)), FactRow.status == FactStatus.ACTIVE.value
+        )
+        return len((await self.session.scalars(query)).all())
+
+    async def _sources(self, owner: str, fact_ids: Collection[int]) -> set[Source]:
+        """The source messages of the facts and of every event on them."""
+        ids = list(fact_ids)
+        facts = select(FactRow.room, FactRow.source_message_id).where(FactRow.id.in_(ids))
+        events = select(FactEventRow.room, FactEventRow.source_message_id).where(
+            FactEventRow.owner == owner,
+            or_(FactEventRow.fact_id.in_(ids), FactEventRow.related_fact_id.in_(ids)),
+        )
+        found: set[Source] = set()
+        for query in (facts, events):
+            for room, source in (await self.session.execute(query)).all():
+                if source is not None:
+                    found.add((room, source))
+        return found
+
+    async def _count_events(self, owner: str, fact_ids: Collection[int]) -> int:
+        ids = list(fact_ids)
+        query = select(FactEventRow.id).where(
+            FactEventRow.owner == owner,
+            or_(FactEventRow.fact_id.in_(ids), FactEventRow.related_fact_id.in_(ids)),
+        )
+        return len((await self.session.scalars(query)).all())
+
+    async def _delete_factless_events(self, owner: str, sources: set[Source]) -> int:
+        result = await self.session.execute(
+            delete(FactEventRow).where(
+                FactEventRow.owner == owner,
+                FactEventRow.fact_id.is_(None),
+                FactEventRow.related_fact_id.is_(None),
+                from_sources(FactEventRow.room, FactEventRow.source_message_id, sources),
+            )
+        )
+        return rowcount(result)
+
+    async def _delete_turns_of(self, owner: str, sources: set[Source]) -> int:
+        result = await self.session.execute(
+            delete(MessageRow).where(
+                MessageRow.author == owner,
+                from_sources(MessageRow.room, MessageRow.platform_message_id, sources),
+            )
+        )
+        return rowcount(result)
+
+    async def _record(self, scope: Scope) -> None:
+        """An audit row without any text: forgetting is final, the words must not survive."""
+        await self._facts.record_event(
+            scope, EventDraft(final_action=Action.FORGET, actor=Actor.USER)
+        )
+
+
+def text_free_forget() -> ColumnElement[bool]:
+    return and_(
+        FactEventRow.final_action == Action.FORGET.value,
+        FactEventRow.proposed_action.is_(None),
+        FactEventRow.proposed_target.is_(None),
+        FactEventRow.old_text.is_(None),
+        FactEventRow.new_text.is_(None),
+    )
+
+
+def from_sources(
+    room: Mapped[str], message_id: Mapped[str | None], sources: set[Source]
+) -> ColumnElement[bool]:
+    """Rows whose (room, message id) is one of ``sources``; grouped by room to stay short."""
+    by_room: dict[str, list[str]] = defaultdict(list)
+    for source_room, source_id in sources:
+        by_room[source_room].append(source_id)
+    conditions = [
+        and_(room == source_room, message_id.in_(ids))
+        for source_room, ids in sorted(by_room.items())
+    ]
+    return or_(false(), *conditions)

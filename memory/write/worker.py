@@ -1,0 +1,173 @@
+"""The queue worker: one background task that claims queued writes and processes them.
+
+Woken by every accepted message and by the scheduled retry. A pass claims the next row of up
+to ``concurrency`` people at once and works through each person's rows in order (one at a
+time per person), until nothing claimable is left. Starting never waits for the queue;
+closing gives it a short grace, then cancels the work in progress, whose rows stay queued.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Awaitable, Callable
+
+from memory.records import PendingWrite
+from memory.write.queue import WriteQueue
+
+log = logging.getLogger(__name__)
+
+# Processes one claimed row; True if it was applied (False: retried later, or forgotten).
+ProcessClaimed = Callable[[PendingWrite, str], Awaitable[bool]]
+
+
+def new_worker_id() -> str:
+    """Host, process and a random part: unique per worker, readable in the database."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class QueueWorker:
+    def __init__(
+        self,
+        queue: WriteQueue,
+        process: ProcessClaimed,
+        *,
+        concurrency: int,
+        worker_id: str | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError("the queue worker needs a concurrency of at least 1")
+        self.worker_id = worker_id or new_worker_id()
+        self._queue = queue
+        self._process = process
+        self._concurrency = concurrency
+        self._wakeup = asyncio.Event()
+        self._requested = 0
+        self._finished = 0
+        self._passes_done = asyncio.Condition()
+        self._loop: asyncio.Task[None] | None = None
+        self._people: set[asyncio.Task[int]] = set()
+        self.completed = 0
+
+    @property
+    def running(self) -> bool:
+        return self._loop is not None and not self._loop.done()
+
+    def start(self, *, release_stale_claims: bool = True) -> None:
+        """Start in the background (returns at once) and look at the queue.
+
+        ``release_stale_claims``: claims found at start-up belong to a dead process (true on
+        SQLite, where one process owns the data folder); they are released first.
+        """
+        if self._loop is None:
+            self._loop = asyncio.create_task(self._run(release_stale_claims))
+        self.wake()
+
+    def wake(self) -> None:
+        """Ask for a pass over the queue (cheap; many wakes while busy make one more pass)."""
+        if self._loop is None:
+            self.start()
+            return
+        self._requested += 1
+        self._wakeup.set()
+
+    async def drain(self) -> int:
+        """Wake the worker and wait for a whole pass started after this call; how many
+        writes were completed meanwhile (tests, and the CLI)."""
+        before = self.completed
+        self.wake()
+        target = self._requested
+        async with self._passes_done:
+            await self._passes_done.wait_for(lambda: self._finished >= target or not self.running)
+        if not self.running and self._loop is not None and not self._loop.cancelled():
+            self._loop.result()  # the loop died: show why
+        return self.completed - before
+
+    async def aclose(self, *, grace_seconds: float = 0.0) -> None:
+        """Stop: give the queue ``grace_seconds`` to finish, then cancel the work still in
+        progress (its rows stay queued) and release our claims."""
+        if self._loop is None:
+            return
+        if grace_seconds > 0 and self.running:
+            try:
+                await asyncio.wait_for(self.drain(), grace_seconds)
+            except TimeoutError:
+                log.info("stopping the queue worker with writes in progress")
+        self._loop.cancel()
+        for task in list(self._people):
+            task.cancel()
+        await asyncio.gather(self._loop, *self._people, return_exceptions=True)
+        try:
+            released = await self._queue.release_claims(self.worker_id)
+        except Exception:
+            log.exception("could not release the queue claims of %s", self.worker_id)
+            return
+        if released:
+            log.info("stopped with %d queued writes in progress; they stay queued", released)
+
+    async def _run(self, release_stale_claims: bool) -> None:
+        if release_stale_claims:
+            await self._release_stale()
+        while True:
+            await self._wakeup.wait()
+            self._wakeup.clear()
+            seen = self._requested
+            try:
+                await self.run_pass()
+            except Exception:
+                # The store is broken (locked, full, gone): the rows stay queued for the next wake.
+                log.exception("the queue worker could not read the queue; it retries later")
+            async with self._passes_done:
+                self._finished = seen
+                self._passes_done.notify_all()
+
+    async def _release_stale(self) -> None:
+        try:
+            released = await self._queue.release_claims()
+        except Exception:
+            log.exception("could not release the queue claims left by an earlier run")
+            return
+        if released:
+            log.info("released %d queued writes claimed by an earlier run", released)
+
+    async def run_pass(self) -> int:
+        """Process what can be claimed now, up to ``concurrency`` people at a time."""
+        running: dict[str, asyncio.Task[int]] = {}
+        completed = 0
+        while True:
+            while len(running) < self._concurrency:
+                pending = await self._queue.claim(self.worker_id, skip_owners=running.keys())
+                if pending is None:
+                    break
+                running[pending.owner] = self._spawn(self._person(pending))
+            if not running:
+                return completed
+            done, _ = await asyncio.wait(running.values(), return_when=asyncio.FIRST_COMPLETED)
+            for owner, task in list(running.items()):
+                if task in done:
+                    del running[owner]
+                    completed += task.result()
+
+    def _spawn(self, work: Awaitable[int]) -> asyncio.Task[int]:
+        task = asyncio.ensure_future(work)
+        self._people.add(task)
+        task.add_done_callback(self._people.discard)
+        return task
+
+    async def _person(self, first: PendingWrite) -> int:
+        """One person's claimed row, then their next ones in order, one at a time."""
+        completed = 0
+        pending: PendingWrite | None = first
+        try:
+            while pending is not None:
+                if await self._process(pending, self.worker_id):
+                    completed += 1
+                    self.completed += 1
+                pending = await self._queue.claim(self.worker_id, owner=first.owner)
+        except Exception:
+            # The row stays claimed until its lease ends (or the next start-up): not lost.
+            log.exception("queued writes of %s failed; they stay queued", first.owner)
+        return completed

@@ -1,0 +1,175 @@
+"""Write-ahead intake: a message is stored and queued before the model is asked for a reply,
+the reply never waits for memory, a store that refuses the message costs a note and not the
+answer, and one person's messages and commands take effect in the order they came."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from bot.core.core import NOT_SAVED, NOT_SAVED_FULL
+from bot.messages import IncomingMessage
+from memory.embedding import Embedder
+from memory.llm import ChatMessage
+from memory.records import Role
+from memory.write.prompts import decision
+from tests.bot.core.harness import (
+    Harness,
+    extraction_calls,
+    fact,
+    open_harness,
+    reply_calls,
+)
+from tests.memory.full_disk import fill_the_disk
+from tests.memory.write.gated import is_extraction, until
+
+
+@pytest.fixture
+async def bot(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Harness]:
+    harness = await open_harness(tmp_path, embedder, held=is_extraction)
+    yield harness
+    harness.llm.open()
+    await harness.app.aclose()
+
+
+def direct(bot: Harness, user: str, text: str, message_id: str | None = None) -> IncomingMessage:
+    return IncomingMessage(
+        platform="matrix",
+        user_key=f"matrix:{user}",
+        display_name=user.capitalize(),
+        room_key="matrix:dm",
+        text=text,
+        time=bot.clock.tick(),
+        is_direct=True,
+        message_id=message_id,
+    )
+
+
+def rows(database: Path, query: str) -> list[tuple[object, ...]]:
+    """A separate connection's view of the database file: what a crash would leave."""
+    with sqlite3.connect(database) as connection:
+        return list(connection.execute(query).fetchall())
+
+
+async def test_the_message_is_durable_before_the_reply_is_asked_and_the_reply_does_not_wait(
+    bot: Harness,
+) -> None:
+    database = bot.app.config.storage.database_path
+    seen_at_reply: list[list[tuple[object, ...]]] = []
+
+    def model(messages: Sequence[ChatMessage]) -> str:
+        if not is_extraction(messages) and messages[0].content != decision.SYSTEM_PROMPT:
+            seen_at_reply.append(
+                rows(
+                    database,
+                    "SELECT m.text, m.role, p.text FROM messages m "
+                    "JOIN pending_writes p ON p.source_message_id = m.platform_message_id",
+                )
+            )
+        return bot.mind(messages)
+
+    bot.llm.fallback = model
+    bot.mind.facts["I run marathons."] = [fact("I run marathons", "hobby")]
+    replies = await bot.app.core.handle(direct(bot, "alice", "I run marathons.", "$m1"))
+
+    assert [reply.text for reply in replies] == ["OK."]
+    assert seen_at_reply == [[("I run marathons.", "user", "I run marathons.")]]
+    # The reply came back while the extraction of the same message hung inside the model.
+    await until(lambda: bot.llm.waiting == ["I run marathons."])
+    bot.llm.open()
+    await bot.app.writer.drain()
+    async with bot.app.store.transaction() as tx:
+        facts = await tx.facts.list_in_scope(direct(bot, "alice", "").scope())
+        turns = await tx.turns.recent("matrix:dm", limit=10)
+    assert [(f.text, f.source_message_id) for f in facts] == [("I run marathons", "$m1")]
+    person, answer = turns
+    assert (person.role, person.platform_message_id, person.answer_to) == (Role.USER, "$m1", None)
+    assert (answer.role, answer.text, answer.answer_to) == (Role.ASSISTANT, "OK.", person.id)
+
+
+async def test_a_full_disk_at_intake_still_answers_and_says_the_message_was_not_saved(
+    tmp_path: Path, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    bot = await open_harness(tmp_path, embedder)
+    replies: list[str] = []
+    try:
+        await fill_the_disk(bot.app.store)
+        # Pages have room here and there: long messages use it up within a few.
+        for number in range(30):
+            replies.append(await bot.say("alice", f"note {number} " + "a long story " * 200))
+            if replies[-1] != "OK.":
+                break
+        async with bot.app.store.transaction() as tx:
+            turns = await tx.turns.recent("matrix:dm", limit=100)
+    finally:
+        await bot.app.aclose()
+    assert replies[-1] == f"OK.\n\n{NOT_SAVED_FULL}"
+    assert all(reply == "OK." for reply in replies[:-1])
+    # Every message the person was not warned about was taken in (and learned from).
+    taken = [turn.text.split(" ", 2)[:2] for turn in turns if turn.role is Role.USER]
+    assert taken == [["note", str(number)] for number in range(len(replies) - 1)]
+    assert len(extraction_calls(bot.llm)) == len(replies) - 1
+    assert "could not save the message of matrix:alice in matrix:dm to memory" in caplog.text
+    assert "free disk space where storage.data_dir is" in caplog.text
+
+
+async def test_a_database_locked_by_another_process_still_answers_with_the_note(
+    bot: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    intruder = sqlite3.connect(bot.app.config.storage.database_path, isolation_level=None)
+    try:
+        intruder.execute("BEGIN IMMEDIATE")  # holds the write lock, as a second process does
+        replies = await bot.app.core.handle(direct(bot, "alice", "I have a cat.", "$m1"))
+    finally:
+        intruder.execute("ROLLBACK")
+        intruder.close()
+    assert [reply.text for reply in replies] == [f"OK.\n\n{NOT_SAVED}"]
+    assert "database is locked" in caplog.text
+    assert "another process holds the database: run one Mnemo per data folder" in caplog.text
+    async with bot.app.store.transaction() as tx:
+        assert await tx.pending.count() == 0
+        assert await tx.turns.recent("matrix:dm", limit=10) == []
+
+
+async def test_commands_and_messages_of_a_person_take_effect_in_the_order_they_came(
+    bot: Harness,
+) -> None:
+    texts = ["!memory pause", "I have a cat.", "!memory resume", "I have a dog."] * 3
+    replies = await asyncio.gather(
+        *(bot.app.core.handle(direct(bot, "alice", text)) for text in texts)
+    )
+    assert [reply.text.split()[0] for (reply,) in replies] == [
+        "Paused:",
+        "OK.",
+        "Resumed:",
+        "OK.",
+    ] * 3
+    async with bot.app.store.transaction() as tx:
+        queued = await tx.pending.for_owner("matrix:alice")
+        turns = await tx.turns.recent("matrix:dm", limit=100)
+    # Every message is kept as conversation; only those sent while learning was on are queued.
+    assert [row.text for row in queued] == ["I have a dog."] * 3
+    assert [t.text for t in turns if t.role is Role.USER] == ["I have a cat.", "I have a dog."] * 3
+
+
+async def test_a_message_handed_over_twice_is_answered_but_learned_once(bot: Harness) -> None:
+    bot.llm.open()
+    bot.mind.facts["I have a cat."] = [fact("I have a cat")]
+    message = direct(bot, "bob", "I have a cat.", "$same")
+    first = await bot.app.core.handle(message)
+    again = await bot.app.core.handle(message)
+    await bot.app.writer.drain()
+    assert [r.text for r in first] == [r.text for r in again] == ["OK."]
+    async with bot.app.store.transaction() as tx:
+        facts = await tx.facts.list_in_scope(message.scope())
+        turns = await tx.turns.recent("matrix:dm", limit=20)
+    assert [f.text for f in facts] == ["I have a cat"]
+    assert len([call for call in bot.llm.calls if is_extraction(call.messages)]) == 1
+    (person,) = [t for t in turns if t.role is Role.USER]
+    assert person.platform_message_id == "$same"
+    assert [t.answer_to for t in turns if t.role is Role.ASSISTANT] == [person.id, person.id]
+    assert len(reply_calls(bot.llm)) == 2
