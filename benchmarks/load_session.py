@@ -350,7 +350,11 @@ class Session:
 
     async def wait_for_queue(self) -> None:
         """Until every write handed over so far is applied (its queue row gone)."""
-        await self.application.core.wait_idle()
+        # The base code hands messages to the queue in background tasks after the reply; the
+        # current code queues them before it (write-ahead) and has no such tasks.
+        hand_offs = getattr(self.application.core, "wait_idle", None)
+        if hand_offs is not None:
+            await hand_offs()
         last_change, last_count = time.perf_counter(), -1
         while (count := await asyncio.to_thread(self.queued)) > 0:
             if count != last_count:

@@ -210,7 +210,6 @@ async def test_message_ids_are_unique_across_sessions(tmp_path: Path, embedder: 
                 export_directory=tmp_path,
             )
             await session.run()
-            await bot.app.core.wait_idle()
             await bot.app.writer.drain()
         async with bot.app.store.transaction() as transaction:
             facts = await transaction.facts.list_in_scope(
