@@ -15,6 +15,7 @@ from memory.llm.ollama_backend import OllamaLanguageModel
 from memory.llm.openai_backend import OpenAILanguageModel
 from memory.recall import FastEmbedReranker, RecallSettings, Reranker
 from memory.store import Store
+from memory.store.space import switch_to_incremental_vacuum
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +108,8 @@ async def open_memory(
     embedder = embedder or build_embedder(config.embedding)
     dimension = await embedding_dimension(embedder)
     store = await Store.open(config.storage.database_path)
+    if repair:
+        await _prepare_database_space(store)
 
     async def refill(rebuilt: LanceFactIndex) -> None:
         await reconcile(store, rebuilt, embedder)
@@ -164,3 +167,18 @@ async def _fill_in_background(memory: MemoryComponents) -> None:
             planned.missing,
         )
     index.start_rebuild()
+
+
+async def _prepare_database_space(store: Store) -> None:
+    """Switch a database made without incremental auto-vacuum (all before this version)
+    while it is small; a larger one waits for ``mnemo compact``, which may take a while."""
+    switched = await switch_to_incremental_vacuum(store.database)
+    if switched:
+        log.info("database switched to incremental auto-vacuum (one VACUUM)")
+    elif switched is False:
+        log.warning(
+            "the database %s was made without incremental auto-vacuum: the space of deleted "
+            "rows is reused but not given back to the disk; run `mnemo compact` once (it "
+            "copies the whole database, with the bot stopped)",
+            store.database.path,
+        )

@@ -153,6 +153,8 @@ class SchedulerSettings(Section):
     reconcile_interval_minutes: int = Field(360, ge=1)
     pending_retry_interval_seconds: int = Field(60, ge=5)
     purge_interval_minutes: int = Field(1440, ge=1)
+    # Compaction of the index and free pages of the database given back to the disk.
+    storage_interval_minutes: int = Field(360, ge=1)
     conversation_retention_days: int = Field(30, ge=1)
     deleted_fact_retention_days: int = Field(90, ge=1)
 

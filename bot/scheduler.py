@@ -1,5 +1,6 @@
 """Background maintenance on APScheduler: consolidation, index reconcile, retry of queued
-memory writes, and purge of old conversation turns and soft-deleted facts.
+memory writes, purge of old conversation turns and soft-deleted facts, and storage upkeep
+(the index compacted to its latest version, the database's free pages given back).
 
 Jobs are coroutines on the bot's own event loop; they write in short transactions and yield,
 so replies are never kept waiting. Intervals come from the ``scheduler`` config section and
@@ -27,6 +28,7 @@ from memory.index.base import VectorIndex
 from memory.indexing import reconcile
 from memory.llm.base import LanguageModel
 from memory.store import Store, utc_now
+from memory.store.space import give_back_free_pages
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +37,8 @@ CONSOLIDATION = "consolidation"
 RECONCILE = "reconcile"
 PENDING_RETRY = "pending_retry"
 PURGE = "purge"
+STORAGE = "storage"
+MEBIBYTE = 2**20
 
 
 class PendingWriteProcessor(Protocol):
@@ -206,6 +210,15 @@ def purge_job(
     return Job(PURGE, timedelta(minutes=settings.purge_interval_minutes), run)
 
 
+def storage_job(config: Config, store: Store, index: VectorIndex) -> Job:
+    async def run() -> str:
+        await index.optimize()
+        freed = await give_back_free_pages(store.database)
+        return f"index compacted; {freed / MEBIBYTE:.1f} MiB of free database pages given back"
+
+    return Job(STORAGE, timedelta(minutes=config.scheduler.storage_interval_minutes), run)
+
+
 def build_jobs(
     config: Config,
     store: Store,
@@ -219,6 +232,7 @@ def build_jobs(
         consolidation_job(config, store, index, embedder, model),
         reconcile_job(config, store, index, embedder),
         purge_job(config, store, index),
+        storage_job(config, store, index),
     ]
     if writer is not None:
         jobs.append(pending_retry_job(config, writer))

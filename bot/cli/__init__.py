@@ -18,6 +18,7 @@ from rich.markup import escape
 
 from bot.cli.base import CliCommand
 from bot.cli.calibrate import CalibrateCommand
+from bot.cli.compact import CompactCommand
 from bot.cli.consolidate import ConsolidateCommand
 from bot.cli.doctor import DoctorCommand
 from bot.cli.evaluate import EvaluateCommand
@@ -31,6 +32,7 @@ BUILT_IN_COMMANDS: tuple[CliCommand, ...] = (
     DoctorCommand(),
     MigrateCommand(),
     ReconcileCommand(),
+    CompactCommand(),
     ConsolidateCommand(),
     EvaluateCommand(),
     CalibrateCommand(),

@@ -1,4 +1,5 @@
-"""Doctor checks of the local parts: data folder, database, embedding model, vector index.
+"""Doctor checks of the local parts: data folder, database, embedding model, vector index,
+and the space they take.
 
 They run beside a bot that is writing (``mnemo doctor`` takes no lock), so they open the
 database and the index read-only and create, upgrade or repair nothing: a missing
@@ -7,17 +8,26 @@ database or index, or an old schema, is reported, not fixed.
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
 from bot.components import build_embedder, embedding_dimension
 from bot.config import Config
 from bot.data_folder import readable_problem, running_holder
 from bot.doctor.base import CheckResult
 from memory.errors import MemoryLayerError, VectorIndexError
 from memory.index import LanceFactIndex
+from memory.index.lance import folder_bytes, read_space
 from memory.indexing import reconcile
 from memory.store import Store, read_only_sqlite_url
 from memory.store.migrations import SchemaState, inspect_schema
+from memory.store.space import DatabaseSpace, database_space
+
+# Below this, what compaction would give back is not worth a warning.
+RECLAIMABLE_WARNING_BYTES = 64 * 2**20
 
 NEEDS_FOLDER = "needs a usable data folder (see the data folder line)"
+SPACE = "storage space"
 
 
 async def check_data_folder(config: Config) -> CheckResult:
@@ -140,3 +150,72 @@ async def compare_index(config: Config, index: LanceFactIndex) -> CheckResult:
         f"{report.missing} missing, {report.stale} stale, {report.reembedded} to re-embed: "
         "run `mnemo reconcile` (the bot also repairs it at start-up)",
     )
+
+
+def _mebibytes(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB"
+
+
+def _database_files(path: Path) -> list[Path]:
+    return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+
+
+def _files_bytes(paths: list[Path]) -> int:
+    return sum(path.stat().st_size for path in paths if path.is_file())
+
+
+async def _database_space(path: Path) -> DatabaseSpace | None:
+    if not await asyncio.to_thread(path.is_file):
+        return None
+    store = Store.open_read_only(path)
+    try:
+        return await database_space(store.database)
+    finally:
+        await store.aclose()
+
+
+async def check_storage_space(config: Config) -> CheckResult:
+    """What the data folder takes on disk, what of it the data needs, and what `mnemo
+    compact` (or the scheduled storage job) would give back. Reads only."""
+    storage = config.storage
+    if readable_problem(storage.data_dir) is not None:
+        return CheckResult.skipped(SPACE, NEEDS_FOLDER)
+    if not await asyncio.to_thread(storage.data_dir.is_dir):
+        return CheckResult.skipped(SPACE, f"{storage.data_dir} is not created yet")
+    try:
+        total = await asyncio.to_thread(folder_bytes, storage.data_dir)
+        database = await _database_space(storage.database_path)
+        index = await read_space(storage.index_path)
+        index_folder = await asyncio.to_thread(folder_bytes, storage.index_path)
+        database_files = await asyncio.to_thread(
+            _files_bytes, _database_files(storage.database_path)
+        )
+    except (MemoryLayerError, OSError) as error:
+        return CheckResult.failed(SPACE, f"{storage.data_dir}: {error}")
+    parts = [f"{_mebibytes(total)} in {storage.data_dir}"]
+    reclaimable = 0
+    if database is not None:
+        reclaimable += database.reclaimable_bytes
+        parts.append(
+            f"database {_mebibytes(database_files)} (live {_mebibytes(database.live_bytes)}, "
+            f"{_mebibytes(database.reclaimable_bytes)} reclaimable)"
+        )
+    if index is not None:
+        reclaimable += index.reclaimable_bytes
+        parts.append(
+            f"index {_mebibytes(index.folder_bytes)} (live {_mebibytes(index.live_bytes)}, "
+            f"{_mebibytes(index.reclaimable_bytes)} reclaimable, {index.versions} versions)"
+        )
+    parts.append(f"other files {_mebibytes(total - database_files - index_folder)}")
+    detail = ", ".join(parts)
+    if database is not None and not database.incremental_vacuum:
+        return CheckResult.warned(
+            SPACE,
+            f"{detail}; the database does not give deleted rows' space back: run "
+            "`mnemo compact` once, with the bot stopped",
+        )
+    if reclaimable > max(RECLAIMABLE_WARNING_BYTES, total // 3):
+        return CheckResult.warned(
+            SPACE, f"{detail}; run `mnemo compact` to give the reclaimable space back"
+        )
+    return CheckResult.passed(SPACE, detail)

@@ -29,7 +29,13 @@ import numpy.typing as npt
 
 from memory.errors import VectorIndexError
 from memory.index.base import IndexedFact, ScoredFactId
-from memory.index.lance import LANCE_ERRORS, LanceFactIndex, table_folder, verify_files
+from memory.index.lance import (
+    LANCE_ERRORS,
+    IndexSpace,
+    LanceFactIndex,
+    table_folder,
+    verify_files,
+)
 from memory.scope import Scope
 
 log = logging.getLogger(__name__)
@@ -216,6 +222,13 @@ class HealingIndex:
         if await self.heal_if_broken():
             await self.wait_rebuilt()
         return await self._index.indexed_models()
+
+    async def compact(self) -> None:
+        await self.wait_rebuilt()
+        await self._guarded(lambda index: index.compact())
+
+    async def space(self) -> IndexSpace:
+        return await self._guarded(lambda index: index.space())
 
     async def count(self) -> int:
         return await self._guarded(lambda index: index.count())

@@ -13,6 +13,7 @@ import asyncio
 import logging
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,22 @@ def _schema(dimension: int) -> pa.Schema:
 def _vector_dimension(schema: pa.Schema) -> int:
     field_type = schema.field("vector").type
     return int(field_type.list_size)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSpace:
+    folder_bytes: int
+    live_bytes: int
+    versions: int
+
+    @property
+    def reclaimable_bytes(self) -> int:
+        """Old versions, rows deleted but still in their files, leftovers of failed writes."""
+        return max(0, self.folder_bytes - self.live_bytes)
+
+
+def folder_bytes(path: Path) -> int:
+    return sum(item.stat().st_size for item in path.rglob("*") if item.is_file())
 
 
 class LanceFactIndex:
@@ -341,16 +358,38 @@ class LanceFactIndex:
             async with self._write_lock:
                 if fact_ids:
                     await self._table.delete(ids_where(list(fact_ids)))
-                await self._table.update(
-                    updates_sql={column: column for column in COLUMNS}, where="true"
-                )
-                if "text" in await self._indexed_columns():
-                    await self._table.create_index("text", config=lancedb.index.FTS(), replace=True)
-                await self._optimize()
+                await self._rewrite_live_rows()
         except LANCE_ERRORS as error:
             raise VectorIndexError(f"cannot erase from the vector index: {error}") from error
         finally:
             self.scope_cache.clear()
+
+    async def compact(self) -> None:
+        """Give back every byte the live rows do not need (``mnemo compact``): the same
+        rewrite as :meth:`erase`, without deleting anything."""
+        await self.erase([])
+
+    async def _rewrite_live_rows(self) -> None:
+        await self._table.update(updates_sql={column: column for column in COLUMNS}, where="true")
+        if "text" in await self._indexed_columns():
+            await self._table.create_index("text", config=lancedb.index.FTS(), replace=True)
+        await self._optimize()
+
+    async def space(self) -> IndexSpace:
+        """The folder's size, and how much of it the current rows and indices need."""
+        try:
+            async with self._files_lock.reader:
+                stats = await self._table.stats()
+                indices = await self._table.list_indices()
+                versions = len(await self._table.list_versions())
+        except LANCE_ERRORS as error:
+            raise VectorIndexError(f"cannot read the vector index: {error}") from error
+        index_bytes = sum(int(config.size_bytes or 0) for config in indices)
+        fragments = stats["fragment_stats"]
+        stored_rows = fragments["num_fragments"] * fragments["lengths"]["mean"]
+        live_share = stats["num_rows"] / stored_rows if stored_rows else 1.0
+        live = index_bytes + round((stats["total_bytes"] - index_bytes) * live_share)
+        return IndexSpace(await asyncio.to_thread(folder_bytes, self.path), live, versions)
 
     async def fragment_count(self) -> int:
         stats = await self._table.stats()
@@ -385,13 +424,22 @@ async def verify_files(path: Path | str) -> None:
     """Read the index at ``path`` whole, through a new connection (an open one may answer
     from its cache); raises :class:`VectorIndexError` if it is missing or unreadable."""
     directory = Path(path)
-    try:
-        connection = await lancedb.connect_async(str(directory))
-        table = await connection.open_table(TABLE_NAME)
-    except LANCE_ERRORS as error:
-        raise VectorIndexError(f"the vector index at {directory} is unreadable: {error}") from error
-    index = LanceFactIndex(table, directory)
+    index = await LanceFactIndex.open_read_only(directory)
+    if index is None:
+        raise VectorIndexError(f"the vector index at {directory} is missing")
     try:
         await index.verify()
+    finally:
+        await index.aclose()
+
+
+async def read_space(path: Path | str) -> IndexSpace | None:
+    """The space of the index at ``path`` without creating or changing anything (for the
+    doctor, beside a running bot); None if there is no index yet."""
+    index = await LanceFactIndex.open_read_only(path)
+    if index is None:
+        return None
+    try:
+        return await index.space()
     finally:
         await index.aclose()

@@ -12,6 +12,7 @@ from bot.scheduler import (
     PENDING_RETRY,
     PURGE,
     RECONCILE,
+    STORAGE,
     Job,
     MaintenanceScheduler,
 )
@@ -30,7 +31,13 @@ async def test_start_schedules_every_job_and_close_stops_them(
     assert not scheduler.running
     await harness.app.start()
     assert scheduler.running
-    assert set(scheduler.next_run_times()) == {CONSOLIDATION, RECONCILE, PENDING_RETRY, PURGE}
+    assert set(scheduler.next_run_times()) == {
+        CONSOLIDATION,
+        RECONCILE,
+        PENDING_RETRY,
+        PURGE,
+        STORAGE,
+    }
     await harness.app.aclose()
     assert not scheduler.running
 

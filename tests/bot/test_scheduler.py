@@ -14,6 +14,7 @@ from bot.scheduler import (
     PENDING_RETRY,
     PURGE,
     RECONCILE,
+    STORAGE,
     Job,
     MaintenanceScheduler,
     build_jobs,
@@ -131,6 +132,7 @@ async def test_intervals_come_from_the_config(
             reconcile_interval_minutes=11,
             purge_interval_minutes=13,
             pending_retry_interval_seconds=17,
+            storage_interval_minutes=19,
         )
     )
     writer = MemoryWriter(store, index, embedder, ScriptedLanguageModel(), WriteSettings())
@@ -145,6 +147,7 @@ async def test_intervals_come_from_the_config(
         RECONCILE: timedelta(minutes=11),
         PURGE: timedelta(minutes=13),
         PENDING_RETRY: timedelta(seconds=17),
+        STORAGE: timedelta(minutes=19),
     }
     assert PENDING_RETRY not in {job.name for job in without_writer}
 
@@ -265,4 +268,4 @@ async def test_the_composition_root_gets_every_job_on_the_schedule(
     finally:
         await scheduler.shutdown()
 
-    assert names == {CONSOLIDATION, RECONCILE, PURGE, PENDING_RETRY}
+    assert names == {CONSOLIDATION, RECONCILE, PURGE, PENDING_RETRY, STORAGE}

@@ -78,9 +78,12 @@ async def test_erased_words_are_in_no_byte_of_the_index_folder(
     await index.optimize()
     before = files_containing(folder, SECRET)
     assert any(name.startswith(f"{TABLE_NAME}.lance/data/") for name in before)
+    data_files = set(_table_files(folder, "data"))
 
     await index.erase([secret_id])
 
+    # Every data file is new: no column (the vectors neither) stays in a file of before.
+    assert data_files.isdisjoint(_table_files(folder, "data"))
     assert files_containing(folder, SECRET) == []
     await _assert_only_the_latest_version(index, folder)
     assert await index.count() == size - 1

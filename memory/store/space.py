@@ -1,0 +1,129 @@
+"""Keeping SQLite's files the size of the data: free pages given back, the log kept small.
+
+Deleted rows leave free pages inside the database file; SQLite reuses them but never gives
+them back unless told. With ``auto_vacuum = INCREMENTAL`` the free pages can be cut off the
+end of the file in small steps (:func:`give_back_free_pages`), each a short write that
+replies never wait long for. A database made without it needs one full ``VACUUM`` to switch
+(:func:`switch_to_incremental_vacuum`), done at start-up while the file is small, and by
+``mnemo compact`` whatever its size (:func:`vacuum`).
+
+Only for SQLite: on another database these report nothing and change nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from memory.store.database import Database, translate_error
+
+INCREMENTAL = 2  # PRAGMA auto_vacuum: 0 none, 1 full, 2 incremental
+# A switch at start-up copies the whole file once: about a second for this much.
+SWITCH_AT_START_UP_MAX_BYTES = 64 * 2**20
+_PAGES_PER_STEP = 256
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseSpace:
+    """The database's files: what they take on disk and what the data needs of it."""
+
+    file_bytes: int
+    log_bytes: int
+    free_bytes: int
+    incremental_vacuum: bool
+
+    @property
+    def live_bytes(self) -> int:
+        return self.file_bytes - self.free_bytes
+
+    @property
+    def reclaimable_bytes(self) -> int:
+        """Free pages and the write-ahead log (emptied by a checkpoint)."""
+        return self.free_bytes + self.log_bytes
+
+
+def is_sqlite(database: Database) -> bool:
+    return database.engine.dialect.name == "sqlite"
+
+
+def _file_size(path: Path) -> int:
+    return path.stat().st_size if path.exists() else 0
+
+
+async def _pragma(connection: AsyncConnection, statement: str) -> int:
+    return int((await connection.exec_driver_sql(f"PRAGMA {statement}")).scalar_one())
+
+
+async def database_space(database: Database) -> DatabaseSpace | None:
+    """Sizes read from SQLite itself (pages) and from the files beside it (the log)."""
+    if not is_sqlite(database):
+        return None
+    try:
+        async with database.engine.connect() as connection:
+            page_size = await _pragma(connection, "page_size")
+            pages = await _pragma(connection, "page_count")
+            free = await _pragma(connection, "freelist_count")
+            mode = await _pragma(connection, "auto_vacuum")
+    except SQLAlchemyError as error:
+        raise translate_error(error) from error
+    log_bytes = sum(
+        await asyncio.gather(
+            *(
+                asyncio.to_thread(_file_size, database.path.with_name(database.path.name + end))
+                for end in ("-wal", "-shm")
+            )
+        )
+    )
+    return DatabaseSpace(pages * page_size, log_bytes, free * page_size, mode == INCREMENTAL)
+
+
+async def give_back_free_pages(database: Database) -> int:
+    """Cut the free pages off the end of the file, a few hundred per short write, then
+    empty the log; returns the bytes given back (0 without incremental auto-vacuum)."""
+    space = await database_space(database)
+    if space is None or not space.incremental_vacuum or space.free_bytes == 0:
+        return 0
+    try:
+        while True:
+            async with database.engine.connect() as connection:
+                await connection.exec_driver_sql(f"PRAGMA incremental_vacuum({_PAGES_PER_STEP})")
+                if await _pragma(connection, "freelist_count") == 0:
+                    break
+            await asyncio.sleep(0)  # a reply's write may go between two steps
+    except SQLAlchemyError as error:
+        raise translate_error(error) from error
+    await database.truncate_wal()
+    return space.free_bytes
+
+
+async def vacuum(database: Database) -> None:
+    """Rewrite the whole file without free space, switching to incremental auto-vacuum on
+    the way. Holds the database for as long as the copy takes: for ``mnemo compact``."""
+    if not is_sqlite(database):
+        return
+    try:
+        async with database.engine.connect() as connection:
+            await connection.exec_driver_sql("PRAGMA auto_vacuum=INCREMENTAL")
+            await connection.exec_driver_sql("VACUUM")
+    except SQLAlchemyError as error:
+        raise translate_error(error) from error
+    await database.truncate_wal()
+
+
+async def switch_to_incremental_vacuum(
+    database: Database, *, max_bytes: int = SWITCH_AT_START_UP_MAX_BYTES
+) -> bool | None:
+    """At start-up: switch a database made without incremental auto-vacuum, if it is small
+    enough to copy at once. True if switched, False if too large (``mnemo compact`` does
+    it), None if nothing was to do."""
+    space = await database_space(database)
+    if space is None or space.incremental_vacuum:
+        return None
+    if space.file_bytes > max_bytes:
+        return False
+    await vacuum(database)
+    return True
