@@ -82,10 +82,13 @@ async def database_space(database: Database) -> DatabaseSpace | None:
 
 
 async def give_back_free_pages(database: Database) -> int:
-    """Cut the free pages off the end of the file, a few hundred per short write, then
+    """Cut the free pages off the end of the file, a few hundred per short write, and
     empty the log; returns the bytes given back (0 without incremental auto-vacuum)."""
     space = await database_space(database)
-    if space is None or not space.incremental_vacuum or space.free_bytes == 0:
+    if space is None:
+        return 0
+    if not space.incremental_vacuum or space.free_bytes == 0:
+        await database.truncate_wal()
         return 0
     try:
         while True:

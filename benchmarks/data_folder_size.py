@@ -1,0 +1,223 @@
+"""The data folder's size against the live data, after a long life of single messages.
+
+    .venv/bin/python -m benchmarks.data_folder_size [--facts 100000] [--people 100]
+        [--updates 10000] [--forget-people 10] [--single-forgets 20] [--json OUT]
+
+Every fact arrives as its own message through the write path (``process_message``:
+extraction, candidates from the index, decision, one commit, the index write, compaction
+every 32 writes), from ``--people`` people in turn. The model is a scripted stand-in that
+answers as a good model would (the fact of the message; UPDATE of the fact it replaces;
+ADD otherwise); the embedder is the hashing test model (384 dimensions, as the real one):
+this measures storage, not language. Then ``--updates`` messages replace earlier facts,
+and forgetting takes ``--forget-people`` people's ``forget all`` (their ~1,000 facts each)
+and ``--single-forgets`` single ``forget <n>``, each as the forget path does it (SQLite
+erase, WAL truncated, index erase). After each phase the scheduled storage job runs
+(index compaction, free pages given back), and the folder, the live size (SQLite pages in
+use + index rows and indices of the current version) and the search latency (p50 of 200
+scoped searches, as recall does them) are printed. Conversation turns are not written
+here: the bot keeps them 30 days and they weigh the same with or without this work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import statistics
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memory.embedding import HashingEmbedder
+from memory.index import LanceFactIndex
+from memory.index.lance import folder_bytes
+from memory.llm import ChatMessage
+from memory.scope import Scope
+from memory.store import Store
+from memory.store.space import database_space, give_back_free_pages, switch_to_incremental_vacuum
+from memory.write.pipeline import MessageInput, WriteParts, process_message
+from memory.write.prompts import decision, extraction
+from memory.write.writer import WriteSettings
+
+DIMENSION = 384
+EXTRACTION_OPENING = extraction.SYSTEM_PROMPT.split("\n", 1)[0]
+THINGS = ["chess", "jazz", "bicycles", "sourdough", "cameras", "novels", "hiking", "tea"]
+PLACES = ["Paris", "Lyon", "Berlin", "Porto", "Oslo", "Turin", "Ghent", "Cork"]
+SAYS = "Please remember this: "
+NEW_FACT = re.compile(r"^New fact (\d+): (.*)$")
+CANDIDATE = re.compile(r"^\s+(\d+): (.*)$")
+
+
+def fact_text(number: int, *, version: int = 0) -> str:
+    thing, place = THINGS[number % len(THINGS)], PLACES[(number // 8) % len(PLACES)]
+    moved = f" (changed {version} times)" if version else ""
+    return f"My friend number {number} likes {thing} and lives in {place}{moved}"
+
+
+def friend_of(text: str) -> str:
+    match = re.search(r"friend number (\d+)", text)
+    return match.group(1) if match else ""
+
+
+class StandInModel:
+    """Test double for the LLM's judgement, answering as a good model would. Keeps no
+    record of its calls (there are hundreds of thousands)."""
+
+    model_name = "stand-in"
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        json_schema: Mapping[str, Any] | None = None,
+        temperature: float | None = None,
+    ) -> str:
+        if messages[0].content.startswith(EXTRACTION_OPENING):
+            said = messages[-1].content.removeprefix(SAYS)
+            return json.dumps({"facts": [{"text": said, "category": "other"}]})
+        if messages[0].content == decision.SYSTEM_PROMPT:
+            return json.dumps({"decisions": decide(messages[-1].content)})
+        return "OK."
+
+    async def aclose(self) -> None:
+        return None
+
+
+def decide(shown: str) -> list[dict[str, Any]]:
+    """UPDATE the shown fact about the same friend, else ADD."""
+    decisions: list[dict[str, Any]] = []
+    for line in shown.splitlines():
+        if new := NEW_FACT.match(line):
+            friend = friend_of(new.group(2))
+            decisions.append({"fact": int(new.group(1)), "action": "ADD", "target": None})
+        elif (old := CANDIDATE.match(line)) and friend_of(old.group(2)) == friend:
+            decisions[-1] |= {"action": "UPDATE", "target": int(old.group(1))}
+    return decisions
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str
+    seconds: float
+    folder_mib: float
+    live_mib: float
+    database_mib: float
+    index_mib: float
+    ratio: float
+    search_p50_ms: float
+
+
+def person(number: int) -> Scope:
+    return Scope(f"console:person{number}", "console:room1")
+
+
+async def search_p50_ms(index: LanceFactIndex, embedder: HashingEmbedder, people: int) -> float:
+    timings = []
+    for n in range(200):
+        (vector,) = await embedder.embed([fact_text(n * 37)])
+        started = time.perf_counter()
+        await index.search(person(n % people), vector, limit=6)
+        timings.append((time.perf_counter() - started) * 1000)
+    return statistics.median(timings)
+
+
+class Bench:
+    def __init__(self, data_dir: Path, store: Store, index: LanceFactIndex, people: int) -> None:
+        self.data_dir = data_dir
+        self.store = store
+        self.index = index
+        self.people = people
+        self.embedder = HashingEmbedder(dimension=DIMENSION)
+        settings = WriteSettings().pipeline()
+        self.parts = WriteParts(store, index, self.embedder, StandInModel(), settings)
+        self.started = time.perf_counter()
+
+    async def say(self, number: int, text: str) -> None:
+        message = MessageInput(person(number % self.people), SAYS + text, datetime.now(UTC))
+        await process_message(self.parts, message)
+
+    async def forget(self, scope: Scope, fact_id: int | None) -> None:
+        async with self.store.transaction() as transaction:
+            if fact_id is None:
+                erased = await transaction.facts.erase_all(scope)
+            else:
+                erased = await transaction.facts.erase(scope, fact_id)
+        await self.store.scrub()
+        await self.index.erase(erased)
+
+    async def measure(self, name: str) -> Phase:
+        # What the scheduled storage job does.
+        await self.index.optimize()
+        await give_back_free_pages(self.store.database)
+        database = await database_space(self.store.database)
+        assert database is not None
+        index = await self.index.space()
+        folder = await asyncio.to_thread(folder_bytes, self.data_dir)
+        live = database.live_bytes + index.live_bytes
+        phase = Phase(
+            name,
+            round(time.perf_counter() - self.started),
+            round(folder / 2**20, 1),
+            round(live / 2**20, 1),
+            round(database.live_bytes / 2**20, 1),
+            round(index.live_bytes / 2**20, 1),
+            round(folder / live, 2),
+            round(await search_p50_ms(self.index, self.embedder, self.people), 1),
+        )
+        print(phase, flush=True)
+        self.started = time.perf_counter()
+        return phase
+
+
+async def run(arguments: argparse.Namespace, data_dir: Path) -> list[Phase]:
+    store = await Store.open(data_dir / "mnemo.sqlite3")
+    await switch_to_incremental_vacuum(store.database)
+    index = await LanceFactIndex.open(data_dir / "index", dimension=DIMENSION)
+    bench = Bench(data_dir, store, index, arguments.people)
+    phases = []
+    try:
+        for number in range(arguments.facts):
+            await bench.say(number, fact_text(number))
+            if (number + 1) % 5000 == 0:
+                print(f"  {number + 1} facts", flush=True)
+        phases.append(await bench.measure(f"{arguments.facts} facts added"))
+        for step in range(arguments.updates):
+            number = (step * 7919) % arguments.facts
+            await bench.say(number, fact_text(number, version=1 + step // arguments.facts))
+        phases.append(await bench.measure(f"{arguments.updates} updates"))
+        for number in range(arguments.forget_people):
+            await bench.forget(person(number), None)
+        async with store.transaction() as transaction:
+            scope = person(arguments.people - 1)
+            ids = [fact.id for fact in await transaction.facts.list_in_scope(scope)]
+        for fact_id in ids[: arguments.single_forgets]:
+            await bench.forget(scope, fact_id)
+        phases.append(await bench.measure("forgets"))
+    finally:
+        await index.aclose()
+        await store.aclose()
+    return phases
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--facts", type=int, default=100_000)
+    parser.add_argument("--people", type=int, default=100)
+    parser.add_argument("--updates", type=int, default=10_000)
+    parser.add_argument("--forget-people", type=int, default=10)
+    parser.add_argument("--single-forgets", type=int, default=20)
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    arguments = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="mnemo-size-") as workdir:
+        phases = asyncio.run(run(arguments, Path(workdir)))
+    if arguments.json:
+        arguments.json.write_text(json.dumps([asdict(phase) for phase in phases], indent=2))
+
+
+if __name__ == "__main__":
+    main()
