@@ -44,6 +44,7 @@ Refill = Callable[[LanceFactIndex], Awaitable[object]]
 T = TypeVar("T")
 
 MOVED_ASIDE_SUFFIX = ".broken-"
+RECHECK_AFTER_ERROR_SECONDS = 60.0
 
 
 class IndexRebuildingError(VectorIndexError):
@@ -64,6 +65,7 @@ class HealingIndex:
         self._heal_lock = asyncio.Lock()
         self._rebuild: asyncio.Task[None] | None = None
         self.needs_refill = False
+        self._last_check = -RECHECK_AFTER_ERROR_SECONDS
         # Each replacement of broken files, for the operator (``mnemo reconcile`` says so).
         self.replacements: list[str] = []
 
@@ -121,14 +123,21 @@ class HealingIndex:
         if self._rebuild is not None:
             await asyncio.shield(self._rebuild)
 
-    async def heal_if_broken(self) -> bool:
+    async def heal_if_broken(self, *, after_error: bool = False) -> bool:
         """Read the files from disk; if they are broken, replace them and start the refill.
 
-        True if the index was replaced (now or by a rebuild still running).
+        True if the index was replaced (now or by a rebuild still running). After a failed
+        operation (``after_error``) the files are read at most once a minute: an error of a
+        readable index (a full disk), or a folder that cannot be replaced, must not cost a
+        full read of the index on every search.
         """
         async with self._heal_lock:
             if self.rebuilding:
                 return True
+            now = time.monotonic()
+            if after_error and now - self._last_check < RECHECK_AFTER_ERROR_SECONDS:
+                return False
+            self._last_check = now
             problem = await self._problem()
             if problem is None:
                 return False
@@ -169,7 +178,7 @@ class HealingIndex:
         try:
             return await operation(self._index)
         except VectorIndexError:
-            if await self.heal_if_broken():
+            if await self.heal_if_broken(after_error=True):
                 raise IndexRebuildingError(
                     "the vector index was unreadable and is being rebuilt from the database"
                 ) from None
@@ -192,7 +201,7 @@ class HealingIndex:
         try:
             await self._index.erase(fact_ids)
         except VectorIndexError:
-            if not await self.heal_if_broken():
+            if not await self.heal_if_broken(after_error=True):
                 raise
             # The broken files are deleted and the refill reads the database after the
             # forget: the rows are gone as asked.

@@ -177,3 +177,26 @@ async def test_reconcile_through_the_healing_index_finds_broken_data_files(
     assert await memory.sister_hits(index) == [2]
     assert len(_warnings(caplog)) == 1
     await index.aclose()
+
+
+async def test_after_a_readable_error_the_files_are_read_again_only_a_minute_later(
+    memory: Memory,
+) -> None:
+    index = await memory.open_index()
+    wrong_dimension = IndexedFact(9, ALICE.owner, ALICE.room, "x", np.ones(3, np.float32), "m")
+    with pytest.raises(VectorIndexError):
+        await index.upsert([wrong_dimension])  # a full read: readable
+    damage(memory.folder, "zeroed")
+    async with memory.store.transaction() as transaction:
+        added = await transaction.facts.add(ALICE, NewFact("I have a dog called Rex"))
+
+    with pytest.raises(VectorIndexError) as raised:
+        await index_facts(index, memory.embedder, [added])
+    assert not isinstance(raised.value, IndexRebuildingError)
+    assert index.replacements == []
+
+    # Reconcile (scheduled, or by hand) always reads the files.
+    await reconcile(memory.store, index, memory.embedder)
+    assert len(index.replacements) == 1
+    assert set(await index.indexed_models()) == {1, 2, 3, added.id}
+    await index.aclose()
