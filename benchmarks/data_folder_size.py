@@ -3,19 +3,20 @@
     .venv/bin/python -m benchmarks.data_folder_size [--facts 100000] [--people 100]
         [--updates 10000] [--forget-people 10] [--single-forgets 20] [--json OUT]
 
-Every fact arrives as its own message through the write path (``process_message``:
-extraction, candidates from the index, decision, one commit, the index write, compaction
-every 32 writes), from ``--people`` people in turn. The model is a scripted stand-in that
+Every fact arrives as its own message through the write path (``MemoryWriter.accept``: the
+turn and the queued write; then the queue worker: extraction, candidates from the index,
+decision, one commit, the index write, compaction every 32 writes), from ``--people``
+people in turn, each message learned before the next is sent. The model is a scripted stand-in that
 answers as a good model would (the fact of the message; UPDATE of the fact it replaces;
 ADD otherwise); the embedder is the hashing test model (384 dimensions, as the real one):
 this measures storage, not language. Then ``--updates`` messages replace earlier facts,
 and forgetting takes ``--forget-people`` people's ``forget all`` (their ~1,000 facts each)
-and ``--single-forgets`` single ``forget <n>``, each as the forget path does it (SQLite
-erase, WAL truncated, index erase). After each phase the scheduled storage job runs
-(index compaction, free pages given back), and the folder, the live size (SQLite pages in
-use + index rows and indices of the current version) and the search latency (p50 of 200
-scoped searches, as recall does them) are printed. Conversation turns are not written
-here: the bot keeps them 30 days and they weigh the same with or without this work.
+and ``--single-forgets`` single ``forget <n>``, through ``MemoryWriter.forget_all`` and
+``forget`` (SQLite erase, index erase, WAL truncated). After each phase the scheduled
+storage job runs (index compaction, free pages given back), and the folder, the live size
+(SQLite pages in use + index rows and indices of the current version) and the search
+latency (p50 of 200 scoped searches, as recall does them) are printed. The people's turns
+are stored as the bot stores them (the bot keeps them 30 days; no purge runs here).
 """
 
 from __future__ import annotations
@@ -40,9 +41,8 @@ from memory.llm import ChatMessage
 from memory.scope import Scope
 from memory.store import Store
 from memory.store.space import database_space, give_back_free_pages, switch_to_incremental_vacuum
-from memory.write.pipeline import MessageInput, WriteParts, process_message
 from memory.write.prompts import decision, extraction
-from memory.write.writer import WriteSettings
+from memory.write.writer import MemoryWriter, WriteSettings
 
 DIMENSION = 384
 EXTRACTION_OPENING = extraction.SYSTEM_PROMPT.split("\n", 1)[0]
@@ -133,22 +133,20 @@ class Bench:
         self.index = index
         self.people = people
         self.embedder = HashingEmbedder(dimension=DIMENSION)
-        settings = WriteSettings().pipeline()
-        self.parts = WriteParts(store, index, self.embedder, StandInModel(), settings)
+        self.writer = MemoryWriter(store, index, self.embedder, StandInModel(), WriteSettings())
+        self.writer.start()
         self.started = time.perf_counter()
 
     async def say(self, number: int, text: str) -> None:
-        message = MessageInput(person(number % self.people), SAYS + text, datetime.now(UTC))
-        await process_message(self.parts, message)
+        scope = person(number % self.people)
+        await self.writer.accept(scope, SAYS + text, message_time=datetime.now(UTC))
+        await self.writer.drain()
 
     async def forget(self, scope: Scope, fact_id: int | None) -> None:
-        async with self.store.transaction() as transaction:
-            if fact_id is None:
-                erased = await transaction.facts.erase_all(scope)
-            else:
-                erased = await transaction.facts.erase(scope, fact_id)
-        await self.store.scrub()
-        await self.index.erase(erased)
+        if fact_id is None:
+            await self.writer.forget_all(scope)
+        else:
+            await self.writer.forget(scope, fact_id)
 
     async def measure(self, name: str) -> Phase:
         # What the scheduled storage job does.
@@ -199,6 +197,7 @@ async def run(arguments: argparse.Namespace, data_dir: Path) -> list[Phase]:
             await bench.forget(scope, fact_id)
         phases.append(await bench.measure("forgets"))
     finally:
+        await bench.writer.aclose()
         await index.aclose()
         await store.aclose()
     return phases
