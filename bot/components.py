@@ -40,9 +40,15 @@ def build_language_model(settings: LLMSettings) -> LanguageModel:
             base_url=settings.base_url,
             api_key=settings.api_key,
             timeout=settings.timeout_seconds,
+            budgets=settings.budgets(),
+            seed=settings.seed,
         )
     return OllamaLanguageModel(
-        settings.model, host=settings.base_url, timeout=settings.timeout_seconds
+        settings.model,
+        host=settings.base_url,
+        timeout=settings.timeout_seconds,
+        budgets=settings.budgets(),
+        seed=settings.seed,
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from memory.llm import TokenBudgets
 from memory.scope import ScopeMode
 from memory.write.candidates import CALIBRATED_CANDIDATE_THRESHOLD
 
@@ -73,6 +74,9 @@ class MemorySettings(Section):
     reranker_model_path: Path | None = Field(None, description="local ONNX directory")
 
 
+DEFAULT_BUDGETS = TokenBudgets()
+
+
 class LLMSettings(Section):
     provider: Literal["ollama", "openai"] = "ollama"
     base_url: str = "http://127.0.0.1:11434"
@@ -80,6 +84,23 @@ class LLMSettings(Section):
     api_key: str | None = Field(None, description="for OpenAI-compatible servers that need one")
     timeout_seconds: float = Field(120.0, gt=0)
     temperature: float = Field(0.3, ge=0.0, le=2.0)
+    seed: int | None = Field(None, description="sampling seed, for reproducible measurements")
+    # Token budgets per call kind (max_tokens / num_predict): an answer stops there instead
+    # of running into the timeout. Flat keys, so MNEMO_LLM__MAX_TOKENS_REPLY works too.
+    max_tokens_reply: int = Field(DEFAULT_BUDGETS.reply, ge=16)
+    max_tokens_extraction: int = Field(DEFAULT_BUDGETS.extraction, ge=16)
+    max_tokens_decision: int = Field(DEFAULT_BUDGETS.decision, ge=16)
+    max_tokens_search_decision: int = Field(DEFAULT_BUDGETS.search_decision, ge=16)
+    max_tokens_judge: int = Field(DEFAULT_BUDGETS.judge, ge=16)
+
+    def budgets(self) -> TokenBudgets:
+        return TokenBudgets(
+            reply=self.max_tokens_reply,
+            extraction=self.max_tokens_extraction,
+            decision=self.max_tokens_decision,
+            search_decision=self.max_tokens_search_decision,
+            judge=self.max_tokens_judge,
+        )
 
 
 class ChatSettings(Section):

@@ -1,7 +1,8 @@
 """The prompt of a chat reply: system prompt, recalled facts, recent turns, the message.
 
-Recalled facts go into the system prompt as a labelled list, never as fake dialogue turns,
-so the model cannot mistake a memory for something just said. In a group room several people
+Recalled facts go into the system prompt as a labelled block about the person, in the third
+person (:mod:`bot.core.fact_block`), never as fake dialogue turns, so the model cannot
+mistake a memory for something just said or for its own voice. In a group room several people
 talk with the bot: each person's turn starts with their name, and the messages the person
 replies to (not addressed to the bot, so not turns) are a labelled list too. When the reply
 call offers the ``web_search`` tool, the system prompt says when to use it and how to write its
@@ -16,18 +17,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
+from bot.core.fact_block import fact_block
 from bot.messages import QuotedMessage
 from bot.websearch.tool import tool_guide
 from memory.llm import ChatMessage
 from memory.records import ConversationTurn, Role
 
-PROMPT_VERSION = "reply-v3"
+PROMPT_VERSION = "reply-v4"
 
-FACTS_HEADING = "What you remember about {name} (from earlier conversations):"
-NO_FACTS = "You do not remember anything about {name} yet."
 GROUP_NOTE = (
     "Several people talk with you here: each of their messages starts with the speaker's "
-    "name. What you remember below is about {name} only."
+    "name. The notes below are about {name} only."
 )
 QUOTED_HEADING = "The message replies to these earlier messages (oldest first):"
 SOMEONE = "Someone"
@@ -60,12 +60,13 @@ def system_prompt(context: ReplyContext) -> str:
         f"{context.person_name} in {place}.",
         f"Today is {context.today:%A, %Y-%m-%d}.",
         "Answer in the language the person writes in. Be concise.",
-        "Use what you remember when it is relevant; do not recite it unprompted, and do not "
-        "claim to remember anything that is not listed below.",
+        f"You are the assistant, not {context.person_name}: the notes below are about "
+        f"{context.person_name}, not things said now. Use them when they are relevant; do "
+        "not recite them unprompted, and do not claim to know anything that is not listed.",
     ]
     if not context.is_direct:
         lines.append(GROUP_NOTE.format(name=context.person_name))
-    lines += ["", *fact_lines(context.person_name, context.facts)]
+    lines += ["", *fact_block(context.person_name, context.facts, context.message)]
     if context.quoted:
         lines += ["", QUOTED_HEADING, *quoted_lines(context.bot_name, context.quoted)]
     if context.web_tool:
@@ -73,12 +74,6 @@ def system_prompt(context: ReplyContext) -> str:
     if context.web_section:
         lines += ["", WEB_HEADING, context.web_section]
     return "\n".join(lines)
-
-
-def fact_lines(person_name: str, facts: Sequence[str]) -> list[str]:
-    if not facts:
-        return [NO_FACTS.format(name=person_name)]
-    return [FACTS_HEADING.format(name=person_name), *(f"- {fact}" for fact in facts)]
 
 
 def quoted_lines(bot_name: str, quoted: Sequence[QuotedMessage]) -> list[str]:

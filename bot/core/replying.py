@@ -15,7 +15,12 @@ Chosen per message:
   system prompt, then one plain call.
 
 A tool call that cannot be run (another tool's name, arguments that do not fit) is logged
-and the message is answered without the web.
+and the message is answered without the web. A call the model wrote as text is run like a
+structured one (the backends read it); what a person sees never holds call JSON.
+
+Every call carries the reply's token budget. An answer cut there (:class:`AnswerCut`) is
+sent as far as it goes, with a short note; a cut tools round that was writing a call is
+answered again without tools.
 """
 
 from __future__ import annotations
@@ -25,23 +30,45 @@ from dataclasses import dataclass, replace
 
 from bot.core.reply_prompt import ReplyContext, build_messages
 from bot.websearch.base import WebContext, WebSearchAdvisor
-from bot.websearch.tool import WEB_SEARCH_TOOL, read_call, search_plan, tool_results
+from bot.websearch.tool import TOOL_NAME, WEB_SEARCH_TOOL, read_call, search_plan, tool_results
 from memory.llm import (
+    AnswerCut,
     AssistantTurn,
+    CallKind,
     ChatMessage,
     LanguageModel,
     LanguageModelResponseError,
     ToolCallingModel,
     ToolsNotSupported,
 )
+from memory.llm.text_tool_calls import without_calls
 
 log = logging.getLogger(__name__)
+
+CUT_NOTE = "(My answer was cut off here: it reached its length limit.)"
 
 
 @dataclass(frozen=True, slots=True)
 class Reply:
     text: str
     notice: str | None = None
+
+    def with_notice(self, notice: str | None) -> Reply:
+        notices = [part for part in (self.notice, notice) if part]
+        return Reply(self.text, "\n".join(notices) or None)
+
+
+def shown(text: str) -> str:
+    """What a person may see of the model's text: never a tool call, whole or cut."""
+    visible = without_calls(text, [TOOL_NAME])
+    if visible != text.strip():
+        log.warning("the model wrote a tool call into its answer; not shown: %.300r", text)
+    return visible
+
+
+def cut_reply(cut: AnswerCut) -> Reply:
+    log.warning("reply cut at the token budget: %s", cut)
+    return Reply(shown(cut.text), CUT_NOTE)
 
 
 class Replier:
@@ -58,9 +85,10 @@ class Replier:
         self._models_without_tools: set[str] = set()
 
     async def reply(self, context: ReplyContext, *, forced_query: str | None) -> Reply:
-        """The answer to ``context.message``; LLM errors other than refused tools propagate."""
+        """The answer to ``context.message``; LLM errors other than refused tools and cut
+        answers propagate."""
         if self._web is None:
-            return Reply(await self.plain(context))
+            return await self.plain(context)
         model = self._tool_model()
         if forced_query is None and model is not None:
             reply = await self._with_tool(model, self._web, context)
@@ -68,8 +96,14 @@ class Replier:
                 return reply
         return await self._with_web_context(self._web, context, forced_query)
 
-    async def plain(self, context: ReplyContext) -> str:
-        return await self._llm.complete(build_messages(context), temperature=self._temperature)
+    async def plain(self, context: ReplyContext) -> Reply:
+        try:
+            text = await self._llm.complete(
+                build_messages(context), kind=CallKind.REPLY, temperature=self._temperature
+            )
+        except AnswerCut as cut:
+            return cut_reply(cut)
+        return Reply(shown(text))
 
     def _tool_model(self) -> ToolCallingModel | None:
         llm = self._llm
@@ -101,9 +135,9 @@ class Replier:
             context.message, context.turns, context.today, forced_query=forced_query
         )
         if found is None:
-            return Reply(await self.plain(context))
-        text = await self.plain(replace(context, web_section=found.prompt_section))
-        return Reply(text, found.notice)
+            return await self.plain(context)
+        reply = await self.plain(replace(context, web_section=found.prompt_section))
+        return reply.with_notice(found.notice)
 
     async def _with_tool(
         self, model: ToolCallingModel, web: WebSearchAdvisor, context: ReplyContext
@@ -112,14 +146,25 @@ class Replier:
         messages = build_messages(replace(context, web_tool=True))
         try:
             first = await self._ask(model, messages)
+        except AnswerCut as cut:
+            return await self._after_cut(context, cut)
         except (ToolsNotSupported, LanguageModelResponseError) as error:
             # Servers word a refusal of tools in ways not all known here; any error answer
             # to the tools call falls back to the path that needs no tools.
             self._remember_without_tools(model, error)
             return None
         if not first.tool_calls:
-            return Reply(first.text)
+            return Reply(shown(first.text))
         return await self._after_tool_calls(model, web, context, messages, first)
+
+    async def _after_cut(self, context: ReplyContext, cut: AnswerCut) -> Reply:
+        """A cut first round: its text with a note, or, if it was writing a call that the
+        budget cut short, the answer asked for once more without tools."""
+        reply = cut_reply(cut)
+        if reply.text:
+            return reply
+        log.warning("the cut tools round held only a call; answering without tools")
+        return await self.plain(context)
 
     async def _after_tool_calls(
         self,
@@ -134,12 +179,16 @@ class Replier:
         if plan is None:
             problems = "; ".join(read.problem or "" for read in calls)
             log.warning("web search skipped: the model's tool call cannot be run: %s", problems)
-            return Reply(await self.plain(context))
+            return await self.plain(context)
         found = await web.search(plan, context.today)
         results = tool_results(calls, found)
-        answer = await self._ask(model, [*messages, first.as_message(), *results])
+        try:
+            answer = await self._ask(model, [*messages, first.as_message(), *results])
+        except AnswerCut as cut:
+            with_results = replace(context, web_section=found.prompt_section)
+            return (await self._after_cut(with_results, cut)).with_notice(found.notice)
         if not answer.tool_calls:
-            return Reply(answer.text, found.notice)
+            return Reply(shown(answer.text), found.notice)
         return await self._answer_without_tools(context, found, answer)
 
     async def _answer_without_tools(
@@ -151,10 +200,10 @@ class Replier:
             "round per message)",
             names,
         )
-        if answer.text.strip():
-            return Reply(answer.text, found.notice)
-        text = await self.plain(replace(context, web_section=found.prompt_section))
-        return Reply(text, found.notice)
+        if shown(answer.text):
+            return Reply(shown(answer.text), found.notice)
+        reply = await self.plain(replace(context, web_section=found.prompt_section))
+        return reply.with_notice(found.notice)
 
     async def _ask(self, model: ToolCallingModel, messages: list[ChatMessage]) -> AssistantTurn:
         return await model.complete_with_tools(

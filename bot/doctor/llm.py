@@ -1,5 +1,6 @@
 """Doctor checks of the language model server and, for ``backend = "ollama"``, the embedding
-model on Ollama: the server answers, and the configured model is there."""
+model on Ollama: the server answers, and the configured model is there. A server that
+answers, but speaks the other provider's API, is named as such with the setting that fits."""
 
 from __future__ import annotations
 
@@ -8,6 +9,36 @@ from bot.doctor.base import CheckResult
 from bot.doctor.http import DEFAULT_TIMEOUT_SECONDS, Answer, Unreachable, get, join
 
 PULL_IN_COMPOSE = "docker compose run --rm pull-models"
+
+
+OPENAI_MODEL_PATHS = ("/v1/models", "/models")
+
+
+def api_root(base_url: str) -> str:
+    """``http://host:port/v1`` -> ``http://host:port``: where Ollama's own API lives."""
+    trimmed = base_url.rstrip("/")
+    return trimmed[: -len("/v1")] if trimmed.endswith("/v1") else trimmed
+
+
+async def openai_root(base_url: str, timeout_seconds: float) -> str | None:
+    """The OpenAI-compatible API root a server at ``base_url`` offers, if it offers one."""
+    root = api_root(base_url)
+    for path in OPENAI_MODEL_PATHS:
+        try:
+            answer = await get(join(root, path), timeout_seconds=timeout_seconds)
+        except Unreachable:
+            return None
+        if answer.status_code == 200 and isinstance(answer.field("data"), list):
+            return root + path.removesuffix("/models")
+    return None
+
+
+async def is_ollama(base_url: str, timeout_seconds: float) -> bool:
+    try:
+        tags = await get(join(api_root(base_url), "/api/tags"), timeout_seconds=timeout_seconds)
+    except Unreachable:
+        return False
+    return tags.status_code == 200 and isinstance(tags.field("models"), list)
 
 
 class OllamaProblem(Exception):
@@ -84,6 +115,13 @@ class LanguageModelCheck:
         try:
             version, pulled = await ollama_models(base_url, "llm.base_url", self._timeout)
         except OllamaProblem as problem:
+            openai = await openai_root(base_url, self._timeout)
+            if openai is not None:
+                return CheckResult.failed(
+                    self.name,
+                    f"{base_url} is an OpenAI-compatible server, not Ollama: set "
+                    f'llm.provider = "openai" and llm.base_url = "{openai}"',
+                )
             return CheckResult.failed(self.name, str(problem))
         if ollama_tag(model) not in pulled:
             return CheckResult.failed(self.name, _missing_model_line(model, "llm.model", pulled))
@@ -101,9 +139,9 @@ class LanguageModelCheck:
                 self.name,
                 f"cannot reach {base_url} ({error}): start the server or fix llm.base_url",
             )
-        return self._openai_result(answer, base_url, model)
+        return await self._openai_result(answer, base_url, model)
 
-    def _openai_result(self, answer: Answer, base_url: str, model: str) -> CheckResult:
+    async def _openai_result(self, answer: Answer, base_url: str, model: str) -> CheckResult:
         if answer.status_code in (401, 403):
             return CheckResult.failed(
                 self.name,
@@ -112,6 +150,14 @@ class LanguageModelCheck:
             )
         served = answer.field("data")
         if answer.status_code != 200 or not isinstance(served, list):
+            if await is_ollama(base_url, self._timeout):
+                root = api_root(base_url)
+                return CheckResult.failed(
+                    self.name,
+                    f"{base_url} is Ollama, and its OpenAI-compatible API is at {root}/v1: set "
+                    f'llm.base_url = "{root}/v1", or llm.provider = "ollama" and '
+                    f'llm.base_url = "{root}"',
+                )
             return CheckResult.failed(
                 self.name,
                 f"{base_url} answered HTTP {answer.status_code} to /models, not like an "

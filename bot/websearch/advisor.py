@@ -29,7 +29,7 @@ from bot.websearch.errors import JsonFormatDisabled, SearchUnavailable, WebSearc
 from bot.websearch.formatting import format_section
 from bot.websearch.gate import may_need_search
 from bot.websearch.results import SearchEngine, SearchResults
-from memory.llm import LanguageModel, LanguageModelError
+from memory.llm import CallKind, LanguageModel, LanguageModelError
 from memory.records import ConversationTurn
 
 log = logging.getLogger(__name__)
@@ -96,7 +96,10 @@ class SearxngAdvisor:
         messages = build_messages(text, recent, today)
         try:
             raw = await self.model.complete(
-                messages, json_schema=SearchDecision.model_json_schema(), temperature=0.0
+                messages,
+                kind=CallKind.SEARCH_DECISION,
+                json_schema=SearchDecision.model_json_schema(),
+                temperature=0.0,
             )
         except LanguageModelError as error:
             log.warning("web search skipped: the search decision call failed: %s", error)

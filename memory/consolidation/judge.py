@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from memory.consolidation.judge_prompt import JudgeResponse, build_judge_messages
 from memory.consolidation.pairs import CandidatePair
 from memory.errors import MemoryLayerError
-from memory.llm.base import LanguageModel
+from memory.llm.base import AnswerCut, CallKind, LanguageModel
 
 
 class JudgeReplyInvalid(MemoryLayerError):
@@ -30,9 +30,16 @@ async def judge_batch(model: LanguageModel, pairs: Sequence[CandidatePair]) -> J
             for pair in pairs
         ]
     )
-    reply = await model.complete(
-        messages, json_schema=JudgeResponse.model_json_schema(), temperature=0.0
-    )
+    try:
+        reply = await model.complete(
+            messages,
+            kind=CallKind.JUDGE,
+            json_schema=JudgeResponse.model_json_schema(),
+            temperature=0.0,
+        )
+    except AnswerCut as error:
+        # A cut JSON answer is an unusable one, not an outage.
+        raise JudgeReplyInvalid(f"consolidation judge reply was cut: {error}") from error
     try:
         return JudgeResponse.model_validate_json(reply)
     except ValidationError as error:

@@ -1,23 +1,29 @@
 """Language models: the port, and a scripted test double. Backends live beside them."""
 
 from memory.llm.base import (
+    AnswerCut,
     AssistantTurn,
+    CallKind,
     ChatMessage,
     LanguageModel,
     LanguageModelError,
     LanguageModelResponseError,
     LanguageModelUnavailable,
     ModelNotFound,
+    TokenBudgets,
     ToolCall,
     ToolCallingModel,
     ToolsNotSupported,
     ToolSpec,
+    WrongProvider,
     tool_result,
 )
 from memory.llm.scripted import RecordedCall, ScriptedLanguageModel
 
 __all__ = [
+    "AnswerCut",
     "AssistantTurn",
+    "CallKind",
     "ChatMessage",
     "LanguageModel",
     "LanguageModelError",
@@ -26,9 +32,11 @@ __all__ = [
     "ModelNotFound",
     "RecordedCall",
     "ScriptedLanguageModel",
+    "TokenBudgets",
     "ToolCall",
     "ToolCallingModel",
     "ToolSpec",
     "ToolsNotSupported",
+    "WrongProvider",
     "tool_result",
 ]

@@ -7,12 +7,20 @@ Tool calls come back as they were made (name and arguments); validating the argu
 caller's job too. A tool result goes back to the model as a ``tool`` message that names the
 call it answers.
 
+Every call says what it is for (:class:`CallKind`); the backend sends that kind's token
+budget (:class:`TokenBudgets`) as ``max_tokens`` / ``num_predict``, so a runaway answer ends
+at the budget instead of at the timeout. An answer that hit its budget is raised as
+:class:`AnswerCut` with the text so far: a cut reply can still be sent with a note, a cut
+JSON answer is unusable.
+
 Errors::
 
     LanguageModelError
      ├── LanguageModelUnavailable   server unreachable or timing out (retry later)
      ├── ModelNotFound              the model is not pulled / not served (operator must fix)
+     ├── WrongProvider              the server speaks another API than llm.provider (fix config)
      ├── ToolsNotSupported          the model or server cannot take tools (use another way)
+     ├── AnswerCut                  the answer reached its token budget (text so far kept)
      └── LanguageModelResponseError the server answered with an error
 """
 
@@ -20,11 +28,41 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from memory.errors import MemoryLayerError
 
 Role = Literal["system", "user", "assistant", "tool"]
+
+
+class CallKind(StrEnum):
+    """What a call is for: it picks the token budget and labels the call in measurements."""
+
+    REPLY = "reply"
+    EXTRACTION = "extraction"
+    DECISION = "decision"
+    SEARCH_DECISION = "search_decision"
+    JUDGE = "judge"
+
+
+@dataclass(frozen=True, slots=True)
+class TokenBudgets:
+    """The most tokens the model may generate per call kind.
+
+    The JSON budgets leave room for a message with many facts (about 30 tokens a fact, 15 a
+    decision); a reply of 1,024 tokens is some 700 words.
+    """
+
+    reply: int = 1024
+    extraction: int = 512
+    decision: int = 384
+    search_decision: int = 192
+    judge: int = 256
+
+    def for_kind(self, kind: CallKind) -> int:
+        budget: int = getattr(self, kind.value)
+        return budget
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +130,25 @@ class LanguageModelResponseError(LanguageModelError):
     """The server answered with an error other than a missing model."""
 
 
+class WrongProvider(LanguageModelError):
+    """The server at ``llm.base_url`` answers, but not the API of the configured provider."""
+
+
+class AnswerCut(LanguageModelError):
+    """The model stopped at its token budget (``finish_reason: "length"`` or Ollama's
+    ``done_reason: "length"``); ``text`` is what it wrote until then, ``turn`` the whole turn
+    when tools were offered."""
+
+    def __init__(self, kind: CallKind, budget: int, text: str) -> None:
+        super().__init__(
+            f"the {kind.value} answer reached its budget of {budget} tokens and was cut "
+            f"(raise llm.max_tokens_{kind.value} if answers of this kind are often cut)"
+        )
+        self.kind = kind
+        self.budget = budget
+        self.text = text
+
+
 class LanguageModel(Protocol):
     @property
     def model_name(self) -> str: ...
@@ -100,10 +157,12 @@ class LanguageModel(Protocol):
         self,
         messages: Sequence[ChatMessage],
         *,
+        kind: CallKind = CallKind.REPLY,
         json_schema: Mapping[str, Any] | None = None,
         temperature: float | None = None,
     ) -> str:
-        """The assistant's reply text; with ``json_schema``, text meant to match it."""
+        """The assistant's reply text; with ``json_schema``, text meant to match it.
+        Raises :class:`AnswerCut` when the answer reached the budget of ``kind``."""
         ...
 
     async def aclose(self) -> None: ...
@@ -120,5 +179,7 @@ class ToolCallingModel(LanguageModel, Protocol):
         *,
         temperature: float | None = None,
     ) -> AssistantTurn:
-        """The assistant's turn; raises :class:`ToolsNotSupported` if tools are refused."""
+        """The assistant's turn, with the reply budget; raises :class:`ToolsNotSupported` if
+        tools are refused and :class:`AnswerCut` if the turn reached the budget. A call of an
+        offered tool written as text is returned as a tool call, not as text."""
         ...

@@ -1,8 +1,12 @@
 """Chat completions from an Ollama server through ``ollama.AsyncClient``.
 
-Structured calls pass the JSON schema as ``format=`` (Ollama constrains decoding to it).
-Tool calls pass ``tools=``; Ollama answers HTTP 400 "... does not support tools" for a model
-whose template has no tool support, which becomes :class:`ToolsNotSupported`.
+Every call sends its kind's token budget as ``options.num_predict``; ``done_reason:
+"length"`` raises :class:`AnswerCut`. Structured calls pass the JSON schema as ``format=``
+(Ollama constrains decoding to it). Tool calls pass ``tools=``; Ollama answers HTTP 400
+"... does not support tools" for a model whose template has no tool support, which becomes
+:class:`ToolsNotSupported`; a call the model wrote as text is read as a call. A 404 that is
+not Ollama's "model not found" means the server is not Ollama (an OpenAI-compatible server
+has no ``/api/chat``): :class:`WrongProvider`, with the fix.
 Connection failures (refused, dropped) are retried a few times with a short pause, because a
 local Ollama that is just starting or reloading a model refuses briefly; a timeout is not
 retried, since the caller would wait twice as long for the same overloaded server. Errors are
@@ -19,15 +23,20 @@ import httpx
 import ollama
 
 from memory.llm.base import (
+    AnswerCut,
     AssistantTurn,
+    CallKind,
     ChatMessage,
     LanguageModelResponseError,
     LanguageModelUnavailable,
     ModelNotFound,
+    TokenBudgets,
     ToolCall,
     ToolsNotSupported,
     ToolSpec,
+    WrongProvider,
 )
+from memory.llm.text_tool_calls import calls_in_text
 
 # What ``ollama.AsyncClient`` lets through when the connection fails or breaks mid-request.
 CONNECTION_ERRORS = (
@@ -70,6 +79,22 @@ def missing_model_error(model: str, host: str, error: ollama.ResponseError) -> M
     )
 
 
+def is_missing_model(error: ollama.ResponseError) -> bool:
+    """Ollama's own 404 names the model ("model \"x\" not found, try pulling it first");
+    any other 404 to ``/api/chat`` comes from a server that has no such path."""
+    detail = str(error.error).lower()
+    return "model" in detail and "not found" in detail
+
+
+def wrong_provider_error(host: str, error: ollama.ResponseError) -> WrongProvider:
+    return WrongProvider(
+        f"the server at {host} is not Ollama: it answered HTTP {error.status_code} to "
+        f"/api/chat ({str(error.error)[:120]}). If it is an OpenAI-compatible server "
+        f'(llama.cpp, vLLM, LM Studio), set llm.provider = "openai" and llm.base_url to '
+        f"its API root ending in /v1; if it is Ollama, fix llm.base_url (no /v1)"
+    )
+
+
 class OllamaLanguageModel:
     """The LanguageModel port over Ollama's ``/api/chat``."""
 
@@ -81,9 +106,13 @@ class OllamaLanguageModel:
         timeout: float = 120.0,
         connection_attempts: int = 3,
         retry_pause_seconds: float = 0.5,
+        budgets: TokenBudgets | None = None,
+        seed: int | None = None,
         client: ollama.AsyncClient | None = None,
     ) -> None:
         self._model = model
+        self._budgets = budgets or TokenBudgets()
+        self._seed = seed
         self._host = host
         self._attempts = max(1, connection_attempts)
         self._pause = retry_pause_seconds
@@ -98,12 +127,16 @@ class OllamaLanguageModel:
         self,
         messages: Sequence[ChatMessage],
         *,
+        kind: CallKind = CallKind.REPLY,
         json_schema: Mapping[str, Any] | None = None,
         temperature: float | None = None,
     ) -> str:
         schema = None if json_schema is None else dict(json_schema)
-        response = await self._chat(messages, temperature, format=schema)
-        return reply_text(response)
+        response = await self._chat(messages, self._options(kind, temperature), format=schema)
+        text = reply_text(response)
+        if was_cut(response):
+            raise AnswerCut(kind, self._budgets.for_kind(kind), text)
+        return text
 
     async def complete_with_tools(
         self,
@@ -113,18 +146,29 @@ class OllamaLanguageModel:
         temperature: float | None = None,
     ) -> AssistantTurn:
         definitions = [tool_definition(tool) for tool in tools]
-        response = await self._chat(messages, temperature, tools=definitions)
-        return assistant_turn(response)
+        options = self._options(CallKind.REPLY, temperature)
+        response = await self._chat(messages, options, tools=definitions)
+        turn = assistant_turn(response, tools)
+        if was_cut(response):
+            raise AnswerCut(CallKind.REPLY, self._budgets.for_kind(CallKind.REPLY), turn.text)
+        return turn
+
+    def _options(self, kind: CallKind, temperature: float | None) -> dict[str, Any]:
+        options: dict[str, Any] = {"num_predict": self._budgets.for_kind(kind)}
+        if temperature is not None:
+            options["temperature"] = temperature
+        if self._seed is not None:
+            options["seed"] = self._seed
+        return options
 
     async def _chat(
         self,
         messages: Sequence[ChatMessage],
-        temperature: float | None,
+        options: dict[str, Any],
         *,
         format: dict[str, Any] | None = None,
         tools: list[dict[str, Any]] | None = None,
     ) -> Any:
-        options = None if temperature is None else {"temperature": temperature}
         for attempt in range(1, self._attempts + 1):
             try:
                 return await self._client.chat(
@@ -152,8 +196,10 @@ class OllamaLanguageModel:
         raise AssertionError("unreachable: the loop returns or raises")
 
     def _translate(self, error: ollama.ResponseError) -> Exception:
-        if error.status_code == 404:
+        if error.status_code == 404 and is_missing_model(error):
             return missing_model_error(self._model, self._host, error)
+        if error.status_code in (404, 405):
+            return wrong_provider_error(self._host, error)
         if error.status_code == 400 and "does not support tools" in str(error.error):
             return ToolsNotSupported(
                 f"the Ollama model {self._model!r} does not support tools: {error.error}"
@@ -183,10 +229,15 @@ def tool_calls_of(message: Any) -> tuple[ToolCall, ...]:
     )
 
 
-def assistant_turn(response: Any) -> AssistantTurn:
+def was_cut(response: Any) -> bool:
+    return getattr(response, "done_reason", None) == "length"
+
+
+def assistant_turn(response: Any, tools: Sequence[ToolSpec]) -> AssistantTurn:
     message = getattr(response, "message", None)
     calls = tool_calls_of(message)
     content = getattr(message, "content", None)
     if calls:
         return AssistantTurn(content if isinstance(content, str) else "", calls)
-    return AssistantTurn(reply_text(response))
+    written = calls_in_text(reply_text(response), [tool.name for tool in tools])
+    return AssistantTurn(written.rest, written.calls)

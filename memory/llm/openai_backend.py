@@ -1,9 +1,13 @@
 """Chat completions from any OpenAI-compatible server (llama.cpp server, vLLM, LM Studio).
 
 ``base_url`` is the API root that ``/chat/completions`` hangs off, usually ending in ``/v1``
-(``http://127.0.0.1:8080/v1``). Structured calls send the JSON schema as
-``response_format={"type": "json_schema", ...}``. Tool calls send ``tools`` and read
-``choices[0].message.tool_calls`` (arguments arrive as a JSON string). Servers refuse tools
+(``http://127.0.0.1:8080/v1``). Every call sends its kind's token budget as ``max_tokens``;
+``finish_reason: "length"`` raises :class:`AnswerCut`. Structured calls send the JSON schema
+as ``response_format={"type": "json_schema", ...}``. Tool calls send ``tools`` and read
+``choices[0].message.tool_calls`` (arguments arrive as a JSON string), or, when the model
+wrote the call as text, the call found in the text. A server that is not OpenAI-compatible
+(Ollama's native API at a base URL without ``/v1`` answers 404 to the path) is
+:class:`WrongProvider`, with the fix. Servers refuse tools
 in their own words (Ollama: 400 "... does not support tools"; vLLM without
 ``--enable-auto-tool-choice``: 400; llama.cpp without ``--jinja``: 500 "tools param requires
 --jinja flag"); those become :class:`ToolsNotSupported`. HTTP and protocol errors are
@@ -15,20 +19,26 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from memory.llm.base import (
+    AnswerCut,
     AssistantTurn,
+    CallKind,
     ChatMessage,
     LanguageModelResponseError,
     LanguageModelUnavailable,
     ModelNotFound,
+    TokenBudgets,
     ToolCall,
     ToolsNotSupported,
     ToolSpec,
+    WrongProvider,
 )
+from memory.llm.text_tool_calls import calls_in_text
 
 log = logging.getLogger(__name__)
 
@@ -64,20 +74,29 @@ def tool_definition(tool: ToolSpec) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
-def request_body(
-    model: str,
-    messages: Sequence[ChatMessage],
-    json_schema: Mapping[str, Any] | None,
-    temperature: float | None,
-    tools: Sequence[ToolSpec] = (),
-) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One call's settings, beside its messages."""
+
+    max_tokens: int
+    temperature: float | None = None
+    seed: int | None = None
+    json_schema: Mapping[str, Any] | None = None
+    tools: Sequence[ToolSpec] = ()
+
+
+def request_body(model: str, messages: Sequence[ChatMessage], request: Request) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": model,
         "messages": [message_body(m) for m in messages],
         "stream": False,
+        "max_tokens": request.max_tokens,
     }
-    if temperature is not None:
-        body["temperature"] = temperature
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    if request.seed is not None:
+        body["seed"] = request.seed
+    json_schema, tools = request.json_schema, request.tools
     if json_schema is not None:
         body["response_format"] = {
             "type": "json_schema",
@@ -135,6 +154,13 @@ def reply_text(payload: Any) -> str:
     return content
 
 
+def was_cut(payload: Any) -> bool:
+    try:
+        return bool(payload["choices"][0].get("finish_reason") == "length")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return False
+
+
 def parse_arguments(name: str, raw: Any) -> dict[str, Any]:
     """The call's arguments as an object; ``{}`` (and a log line) when they are not one."""
     try:
@@ -161,11 +187,12 @@ def tool_call(number: int, item: Any) -> ToolCall:
     return ToolCall(name, arguments, str(item.get("id") or f"call_{number}"))
 
 
-def assistant_turn(payload: Any) -> AssistantTurn:
+def assistant_turn(payload: Any, tools: Sequence[ToolSpec]) -> AssistantTurn:
     message = answer_message(payload)
     items = message.get("tool_calls") or []
     if not items:
-        return AssistantTurn(reply_text(payload))
+        written = calls_in_text(reply_text(payload), [tool.name for tool in tools])
+        return AssistantTurn(written.rest, written.calls)
     content = message.get("content")
     calls = tuple(tool_call(number, item) for number, item in enumerate(items))
     return AssistantTurn(content if isinstance(content, str) else "", calls)
@@ -181,9 +208,13 @@ class OpenAILanguageModel:
         base_url: str,
         api_key: str | None = None,
         timeout: float = 120.0,
+        budgets: TokenBudgets | None = None,
+        seed: int | None = None,
         client: httpx.AsyncClient | None = None,
     ) -> None:
         self._model = model
+        self._budgets = budgets or TokenBudgets()
+        self._seed = seed
         self._base_url = base_url.rstrip("/")
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = client or httpx.AsyncClient(timeout=timeout, headers=headers)
@@ -196,11 +227,16 @@ class OpenAILanguageModel:
         self,
         messages: Sequence[ChatMessage],
         *,
+        kind: CallKind = CallKind.REPLY,
         json_schema: Mapping[str, Any] | None = None,
         temperature: float | None = None,
     ) -> str:
-        body = request_body(self._model, messages, json_schema, temperature)
-        return reply_text(await self._post(body))
+        request = self._request(kind, temperature, json_schema=json_schema)
+        payload = await self._post(request_body(self._model, messages, request))
+        text = reply_text(payload)
+        if was_cut(payload):
+            raise AnswerCut(kind, request.max_tokens, text)
+        return text
 
     async def complete_with_tools(
         self,
@@ -209,8 +245,23 @@ class OpenAILanguageModel:
         *,
         temperature: float | None = None,
     ) -> AssistantTurn:
-        body = request_body(self._model, messages, None, temperature, tools)
-        return assistant_turn(await self._post(body))
+        request = self._request(CallKind.REPLY, temperature, tools=tools)
+        payload = await self._post(request_body(self._model, messages, request))
+        turn = assistant_turn(payload, tools)
+        if was_cut(payload):
+            raise AnswerCut(CallKind.REPLY, request.max_tokens, turn.text)
+        return turn
+
+    def _request(
+        self,
+        kind: CallKind,
+        temperature: float | None,
+        *,
+        json_schema: Mapping[str, Any] | None = None,
+        tools: Sequence[ToolSpec] = (),
+    ) -> Request:
+        budget = self._budgets.for_kind(kind)
+        return Request(budget, temperature, self._seed, json_schema, tools)
 
     async def _post(self, body: dict[str, Any]) -> Any:
         url = f"{self._base_url}/chat/completions"
@@ -252,10 +303,13 @@ class OpenAILanguageModel:
                 f"the server at {self._base_url} refused the request "
                 f"(HTTP {response.status_code}; check MNEMO_LLM__API_KEY): {detail}"
             )
-        if response.status_code == 404:
-            raise LanguageModelResponseError(
-                f"{self._base_url}/chat/completions does not exist (HTTP 404): llm.base_url "
-                f"should be the API root, usually ending in /v1"
+        if response.status_code in (404, 405):
+            raise WrongProvider(
+                f"{self._base_url}/chat/completions does not exist (HTTP "
+                f"{response.status_code}), so this server does not speak the OpenAI API at "
+                f"that URL: llm.base_url must be the API root, usually ending in /v1 (Ollama "
+                f"also serves it at http://HOST:11434/v1); or, for Ollama's own API, set "
+                f'llm.provider = "ollama" and llm.base_url without /v1'
             )
         raise LanguageModelResponseError(
             f"the server at {self._base_url} answered HTTP {response.status_code}: {detail}"

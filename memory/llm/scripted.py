@@ -4,8 +4,10 @@ It returns, in order, exactly the answers it was given, including the mistakes a
 makes (wrong target, hallucinated id, broken JSON, a tool call with bad arguments), or raises
 the errors it was given. A callable step computes its answer from the messages. A step is
 text or an :class:`AssistantTurn` (text and tool calls, for calls that offer tools). With
-``supports_tools=False`` it refuses tools as a model without tool support does. Every call
-is recorded, with the tools it offered, for assertions.
+``supports_tools=False`` it refuses tools as a model without tool support does. A text step
+answering a call that offered tools goes through the same reading of calls written as text
+as the real backends. Every call is recorded, with its kind and the tools it offered, for
+assertions.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.llm.base import AssistantTurn, ChatMessage, ToolsNotSupported, ToolSpec
+from memory.llm.base import AssistantTurn, CallKind, ChatMessage, ToolsNotSupported, ToolSpec
+from memory.llm.text_tool_calls import calls_in_text
 
 Answer = str | AssistantTurn
 Step = Answer | BaseException | Callable[[Sequence[ChatMessage]], Answer]
@@ -25,6 +28,7 @@ class RecordedCall:
     messages: tuple[ChatMessage, ...]
     json_schema: Mapping[str, Any] | None
     tools: tuple[ToolSpec, ...] = ()
+    kind: CallKind = CallKind.REPLY
 
     @property
     def prompt_text(self) -> str:
@@ -51,10 +55,11 @@ class ScriptedLanguageModel:
         self,
         messages: Sequence[ChatMessage],
         *,
+        kind: CallKind = CallKind.REPLY,
         json_schema: Mapping[str, Any] | None = None,
         temperature: float | None = None,
     ) -> str:
-        self.calls.append(RecordedCall(tuple(messages), json_schema))
+        self.calls.append(RecordedCall(tuple(messages), json_schema, kind=kind))
         answer = self._answer(messages)
         if isinstance(answer, str):
             return answer
@@ -75,7 +80,10 @@ class ScriptedLanguageModel:
         if not self.supports_tools:
             raise ToolsNotSupported(f"{self.name} does not support tools")
         answer = self._answer(messages)
-        return AssistantTurn(answer) if isinstance(answer, str) else answer
+        if isinstance(answer, AssistantTurn):
+            return answer
+        written = calls_in_text(answer, [tool.name for tool in tools])
+        return AssistantTurn(written.rest, written.calls)
 
     def _answer(self, messages: Sequence[ChatMessage]) -> Answer:
         if self.steps:

@@ -9,6 +9,7 @@ sent to passive still gets the top facts by cosine.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 # Question openers in the languages the bot is most likely to meet; matched as whole words.
 _QUESTION_OPENERS = (
@@ -62,7 +63,9 @@ def wants_overview(text: str) -> bool:
     return bool(_OVERVIEW_REQUESTS.search(_normalise(text)))
 
 
-def _question_words() -> frozenset[str]:
+@cache
+def question_words() -> frozenset[str]:
+    """Words that open a question, in English, German, French, Spanish and Italian."""
     return frozenset(word for line in _QUESTION_OPENERS for word in line.split())
 
 
@@ -80,4 +83,4 @@ def wants_lookup(text: str) -> bool:
     if normalised.endswith(("?", "\uff1f")) or normalised.startswith("¿"):
         return True
     first_word = re.split(r"[\s,]", normalised, maxsplit=1)[0]
-    return first_word in _question_words() and not normalised.endswith((".", "!"))
+    return first_word in question_words() and not normalised.endswith((".", "!"))

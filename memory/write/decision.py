@@ -12,7 +12,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memory.llm import LanguageModel
+from memory.llm import AnswerCut, CallKind, ChatMessage, LanguageModel
 from memory.write.errors import UnusableModelOutput
 from memory.write.parsing import parse_answer
 from memory.write.prompts import decision as prompt
@@ -62,8 +62,7 @@ def target_error(decision: Decision | None, item: DecisionItem) -> str | None:
 
 async def decide(llm: LanguageModel, items: Sequence[DecisionItem]) -> DecisionRound:
     """Ask once for all items; ask once more for the items whose target was not valid."""
-    messages = prompt.build_messages(items)
-    raw = await llm.complete(messages, json_schema=prompt.json_schema(), temperature=0)
+    raw = await ask(llm, prompt.build_messages(items))
     first = first_decision_per_fact(parse_decisions(raw))
     errors = {
         item.number: error
@@ -94,12 +93,21 @@ async def ask_again(
     """The retry's decisions; a broken retry counts as "still invalid", never as a failure
     that could turn into a destructive default."""
     messages = prompt.build_retry_messages(items, answer, errors)
-    raw = await llm.complete(messages, json_schema=prompt.json_schema(), temperature=0)
     try:
-        return first_decision_per_fact(parse_decisions(raw))
+        return first_decision_per_fact(parse_decisions(await ask(llm, messages)))
     except UnusableModelOutput as error:
         log.warning("decision retry unusable, falling back to safe actions: %s", error)
         return {}
+
+
+async def ask(llm: LanguageModel, messages: Sequence[ChatMessage]) -> str:
+    """The model's decision text; a cut answer is an unusable one (never an outage)."""
+    try:
+        return await llm.complete(
+            messages, kind=CallKind.DECISION, json_schema=prompt.json_schema(), temperature=0
+        )
+    except AnswerCut as error:
+        raise UnusableModelOutput("decision", str(error), error.text) from error
 
 
 def parse_decisions(raw: str) -> list[Decision]:

@@ -31,6 +31,7 @@ class Guard(StrEnum):
     TARGET_GONE = "target_gone"
     DECISION_UNAVAILABLE = "decision_unavailable"
     UNUSABLE_OUTPUT = "unusable_output"
+    UNGROUNDED = "ungrounded"
 
 
 @dataclass(frozen=True, slots=True, eq=False)

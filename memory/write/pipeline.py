@@ -102,9 +102,11 @@ async def plan_message(parts: WriteParts, message: MessageInput) -> Plan:
     (raises, with nothing applied, so the write stays queued)."""
     if not may_hold_fact(message.text):
         return Plan([], 0, skipped_by_precheck=True)
-    facts = await extract_facts(parts.llm, message.text, message.message_time)
-    plan = await plan_writes(parts, message.scope, facts, strict=True)
-    return Plan(plan.writes, plan.llm_calls + 1)
+    extraction = await extract_facts(parts.llm, message.text, message.message_time)
+    plan = await plan_writes(parts, message.scope, extraction.facts, strict=True)
+    # Facts the message does not state are recorded, not written: the event says why.
+    kept_aside = [not_written(fact, Guard.UNGROUNDED) for fact in extraction.ungrounded]
+    return Plan(plan.writes + kept_aside, plan.llm_calls + 1)
 
 
 async def plan_remembered(parts: WriteParts, scope: Scope, fact: ProposedFact) -> Plan:
@@ -132,7 +134,8 @@ async def plan_writes(
         planned.update(zip([p for p, _ in undecided], decided, strict=True))
     ordered = [planned[position] for position in range(len(subjects))]
     limited = limit_batch(ordered, parts.settings.max_destructive_actions)
-    return Plan(limited + [repeat_plan(fact) for fact in repeated], calls)
+    repeats = [not_written(fact, Guard.REPEATED_IN_MESSAGE) for fact in repeated]
+    return Plan(limited + repeats, calls)
 
 
 def split_repeats(
@@ -149,9 +152,10 @@ def split_repeats(
     return unique, repeated
 
 
-def repeat_plan(fact: ProposedFact) -> PlannedWrite:
+def not_written(fact: ProposedFact, guard: Guard) -> PlannedWrite:
+    """A proposed fact the code keeps out, as a NONE that records which guard did it."""
     subject = Subject(fact, np.zeros(0, dtype=np.float32), ())
-    return PlannedWrite(subject, Action.NONE, guard=Guard.REPEATED_IN_MESSAGE)
+    return PlannedWrite(subject, Action.NONE, guard=guard)
 
 
 async def gather_subjects(

@@ -1,0 +1,75 @@
+"""The recalled facts as the reply model sees them: a labelled block about the person.
+
+Listed as the person said them ("- I live in Paris"), a small model took the facts for its
+own voice or for what the person just said, and answered as that person. So the block is
+headed, in the person's language, as notes about them from earlier conversations, and each
+fact is about the person by name: English facts rewritten in the third person ("Alice lives
+in Paris"), others quoted with the name ("Alice said: ...").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.core.language import guess_language
+from bot.core.third_person import about
+
+
+@dataclass(frozen=True, slots=True)
+class Labels:
+    heading: str
+    said: str
+    nothing: str
+
+
+LABELS = {
+    "en": Labels(
+        "What you know about {name} from earlier conversations (notes, not part of this "
+        "conversation):",
+        '{name} said: "{fact}"',
+        "You do not know anything about {name} yet.",
+    ),
+    "de": Labels(
+        "Was du über {name} aus früheren Gesprächen weißt (Notizen, nicht Teil dieses Gesprächs):",
+        "{name} hat gesagt: \u201e{fact}\u201c",
+        "Du weißt noch nichts über {name}.",
+    ),
+    "fr": Labels(
+        "Ce que tu sais de {name} grâce à des conversations précédentes (des notes, pas des "
+        "messages de cette conversation) :",
+        "{name} a dit : « {fact} »",
+        "Tu ne sais encore rien de {name}.",
+    ),
+    "es": Labels(
+        "Lo que sabes de {name} por conversaciones anteriores (notas, no mensajes de esta "
+        "conversación):",
+        "{name} dijo: «{fact}»",
+        "Todavía no sabes nada de {name}.",
+    ),
+    "it": Labels(
+        "Quello che sai di {name} da conversazioni precedenti (appunti, non messaggi di "
+        "questa conversazione):",
+        "{name} ha detto: «{fact}»",
+        "Non sai ancora niente di {name}.",
+    ),
+    "ru": Labels(
+        "Что ты знаешь о человеке {name} из прошлых разговоров (заметки, не сообщения этого "  # noqa: RUF001
+        "разговора):",
+        "{name} говорит о себе: «{fact}»",  # noqa: RUF001
+        "Ты пока ничего не знаешь о человеке {name}.",  # noqa: RUF001
+    ),
+}
+
+
+def fact_line(fact: str, name: str, labels: Labels) -> str:
+    rewritten = about(fact, name) if guess_language(fact) == "en" else None
+    return "- " + (rewritten or labels.said.format(name=name, fact=fact))
+
+
+def fact_block(name: str, facts: Sequence[str], message: str) -> list[str]:
+    """The block's lines, labelled in the language of ``message``."""
+    labels = LABELS.get(guess_language(message), LABELS["en"])
+    if not facts:
+        return [labels.nothing.format(name=name)]
+    return [labels.heading.format(name=name), *(fact_line(f, name, labels) for f in facts)]

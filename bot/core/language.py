@@ -1,0 +1,37 @@
+"""A guess at the language a message is written in, from its most common words.
+
+Only for choosing which wording of the prompt's own labels to use: a wrong guess gives
+English labels, never a wrong answer, since the reply model answers in the person's language
+anyway. Languages: English, German, French, Spanish, Italian, and Russian by its script.
+"""
+
+from __future__ import annotations
+
+import re
+
+WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+
+COMMON_WORDS: dict[str, frozenset[str]] = {
+    language: frozenset(words.split())
+    for language, words in {
+        "en": "i my me the and is are to you a of in it that what do have with was not",
+        "de": "ich mein meine bin ist und der die das nicht du mit ein eine zu wie was hast",
+        "fr": "je j mon ma mes suis est et le la les de un une tu pas que qui avec pour",
+        "es": "yo mi mis soy es y el la los las de un una tu no que con para por estoy",
+        "it": "io il lo gli sono è e di che non un una mio mia per con ho sei ti",
+    }.items()
+}
+DEFAULT = "en"
+
+
+def guess_language(text: str) -> str:
+    """``en``, ``de``, ``fr``, ``es``, ``it`` or ``ru``; English when unsure."""
+    if len(CYRILLIC.findall(text)) * 2 > len(text.replace(" ", "")):
+        return "ru"
+    words = [word.casefold() for word in WORD.findall(text)]
+    scores = {
+        language: sum(word in common for word in words) for language, common in COMMON_WORDS.items()
+    }
+    best = max(scores, key=lambda language: scores[language])
+    return best if scores[best] > scores[DEFAULT] else DEFAULT
