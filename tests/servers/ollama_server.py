@@ -9,8 +9,9 @@ A real HTTP server (stdlib ``ThreadingHTTPServer`` in a thread). It answers like
 
 A scripted reply is a string, a callable computing one from the request body, ``DROP``
 (close the connection without answering, as a crashing server does), ``Slow(seconds, text)``
-(answer late, for timeouts), ``Failure(status, message)`` or ``ToolCalls(...)`` (an assistant
-message with ``tool_calls``, as Ollama sends them). A request offering ``tools`` for a model
+(answer late, for timeouts), ``Failure(status, message)``, ``ToolCalls(...)`` (an assistant
+message with ``tool_calls``, as Ollama sends them) or ``Cut(text)`` (an answer that reached
+``num_predict``: ``done_reason: "length"``). A request offering ``tools`` for a model
 in ``models_without_tools`` gets Ollama's 400 "... does not support tools". Every request
 body is recorded.
 """
@@ -52,13 +53,21 @@ class ToolCalls:
     text: str = ""
 
 
+@dataclass(frozen=True)
+class Cut:
+    """An answer that stopped at the token budget (``done_reason`` / ``finish_reason``
+    ``"length"``)."""
+
+    text: str
+
+
 class Drop:
     """Close the connection without an answer."""
 
 
 DROP = Drop()
 
-Reply = str | Callable[[dict[str, Any]], str] | Slow | Failure | Drop | ToolCalls
+Reply = str | Callable[[dict[str, Any]], str] | Slow | Failure | Drop | ToolCalls | Cut
 
 
 def prompt_of(body: dict[str, Any]) -> str:
@@ -91,7 +100,13 @@ class OllamaServer(LoopbackServer):
             return self.replies.pop(0) if self.replies else self.fallback
 
     def chat_chunk(
-        self, body: dict[str, Any], text: str, *, done: bool, calls: ToolCalls | None = None
+        self,
+        body: dict[str, Any],
+        text: str,
+        *,
+        done: bool,
+        calls: ToolCalls | None = None,
+        reason: str = "stop",
     ) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": text}
         if calls is not None:
@@ -106,7 +121,7 @@ class OllamaServer(LoopbackServer):
             "done": done,
         }
         if done:
-            chunk.update(done_reason="stop", total_duration=1, eval_count=len(text.split()))
+            chunk.update(done_reason=reason, total_duration=1, eval_count=len(text.split()))
         return chunk
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -135,6 +150,8 @@ class OllamaServer(LoopbackServer):
                     self._send(reply.status, {"error": reply.message})
                 elif isinstance(reply, ToolCalls):
                     self._send(200, owner.chat_chunk(body, reply.text, done=True, calls=reply))
+                elif isinstance(reply, Cut):
+                    self._send(200, owner.chat_chunk(body, reply.text, done=True, reason="length"))
                 else:
                     if isinstance(reply, Slow):
                         time.sleep(reply.seconds)

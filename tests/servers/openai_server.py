@@ -5,7 +5,8 @@ subprocess while the test blocks). It answers ``POST /v1/chat/completions`` like
 llama.cpp do: 404 with ``"The model ... does not exist"`` for an unknown model, 401 without the
 expected API key (also on ``GET /v1/models``, which lists the one model), and otherwise the
 next scripted reply (a string, a callable computing one from the request body, or
-``ToolCalls``: a message with ``tool_calls``, arguments as a JSON string). With
+``ToolCalls``: a message with ``tool_calls``, arguments as a JSON string; or ``Cut(text)``:
+an answer that reached ``max_tokens``, ``finish_reason: "length"``). With
 ``tools_refusal=(status, message)`` a request offering ``tools`` gets that error, as servers
 without tool support answer. Every request body is recorded for assertions.
 """
@@ -20,9 +21,9 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from tests.servers.loopback import LoopbackServer
-from tests.servers.ollama_server import ToolCalls
+from tests.servers.ollama_server import Cut, ToolCalls
 
-Reply = str | Callable[[dict[str, Any]], str] | ToolCalls
+Reply = str | Callable[[dict[str, Any]], str] | ToolCalls | Cut
 
 
 def prompt_of(body: dict[str, Any]) -> str:
@@ -73,6 +74,8 @@ class OpenAICompatibleServer(LoopbackServer):
             return 500, {"error": {"message": "test server has no scripted reply left"}}
         if isinstance(reply, ToolCalls):
             return 200, self.completion(tool_calls_message(reply), "tool_calls")
+        if isinstance(reply, Cut):
+            return 200, self.completion({"role": "assistant", "content": reply.text}, "length")
         text = reply(body) if callable(reply) else reply
         return 200, self.completion({"role": "assistant", "content": text}, "stop")
 

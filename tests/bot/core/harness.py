@@ -66,8 +66,8 @@ class ScriptedMind:
         return self(messages)
 
 
-def fact(text: str, category: str = "other") -> dict[str, Any]:
-    return {"text": text, "category": category, "valid_from": None}
+def fact(text: str, category: str = "other", when: str | None = None) -> dict[str, Any]:
+    return {"text": text, "category": category, "when": when}
 
 
 def reply_calls(llm: ScriptedLanguageModel) -> list[RecordedCall]:

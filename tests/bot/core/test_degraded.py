@@ -54,7 +54,7 @@ async def test_recall_failure_answers_without_memories(
     assert [reply.text for reply in replies] == ["Hello!"]
     assert "recall failed" in caplog.text and "answering without memories" in caplog.text
     assert "not reachable" in caplog.text
-    assert "You do not remember anything about A yet." in reply_calls(llm)[0].prompt_text
+    assert "You do not know anything about A yet." in reply_calls(llm)[0].prompt_text
 
 
 async def drop_table(store: Store, table: str) -> None:

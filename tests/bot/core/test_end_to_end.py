@@ -42,11 +42,11 @@ async def test_told_fact_is_in_a_later_prompt_listed_and_forgotten(bot: Harness)
 
     assert await bot.say("alice", "I have a cat named Miso.") == "What a lovely name!"
     first_system = reply_calls(bot.llm)[0].messages[0].content
-    assert "You do not remember anything about Alice yet." in first_system
+    assert "You do not know anything about Alice yet." in first_system
     assert await bot.say("alice", "What's my cat called?") == "Your cat is called Miso."
     system = reply_calls(bot.llm)[-1].messages[0].content
-    assert "What you remember about Alice (from earlier conversations):" in system
-    assert "- I have a cat named Miso" in system
+    assert "What you know about Alice from earlier conversations" in system
+    assert "- Alice has a cat named Miso" in system
 
     listing = (await bot.send("alice", "!memory list"))[0]
     assert listing.private
@@ -56,7 +56,7 @@ async def test_told_fact_is_in_a_later_prompt_listed_and_forgotten(bot: Harness)
     forgotten = await bot.say("alice", "/memory forget 1")
     assert forgotten == "Forgotten for good: #1."
     await bot.say("alice", "Do I have pets?")
-    assert "- I have a cat named Miso" not in reply_calls(bot.llm)[-1].messages[0].content
+    assert "- Alice has a cat named Miso" not in reply_calls(bot.llm)[-1].messages[0].content
     assert await facts_of(bot) == []
 
 
@@ -77,8 +77,8 @@ async def test_undo_restores_an_automatic_update(bot: Harness) -> None:
     assert 'No longer remembered: #2 "I live in Berlin"' in undone
 
     await bot.say("alice", "Where do I live?")
-    assert "- I live in Paris" in bot.last_reply_prompt()
-    assert "- I live in Berlin" not in bot.last_reply_prompt()
+    assert "- Alice lives in Paris" in bot.last_reply_prompt()
+    assert "- Alice lives in Berlin" not in bot.last_reply_prompt()
     history = await bot.say("alice", "!memory history 1")
     assert history.startswith("History of #1 (active): I live in Paris")
     assert "ADD (learned from chat)" in history and "RESTORE (by you)" in history

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.core.third_person import about
 from bot.messages import IncomingMessage
 from memory.embedding import Embedder
 from memory.scope import ScopeMode
@@ -44,8 +45,18 @@ async def tell_everything(bot: Harness) -> dict[str, int]:
         return {f.text: f.id for f in await tx.facts.admin_active_facts()}
 
 
+def shown(fact: str, owner: str) -> str:
+    """How a recalled fact of ``owner`` appears in the reply prompt."""
+    return f"- {about(fact, owner.capitalize())}"
+
+
 def leaked(text: str, allowed: set[str]) -> set[str]:
-    return {secret for secret in SECRETS - allowed if secret in text}
+    """The secrets in ``text`` as told, or as listed about either person."""
+    return {
+        secret
+        for secret in SECRETS - allowed
+        if secret in text or any(about(secret, name) in text for name in ("Alice", "Bob"))
+    }
 
 
 @pytest.fixture
@@ -71,7 +82,7 @@ async def test_prompts_and_commands_hold_only_the_callers_scope(
     # A question near every secret (cosine 0.22-0.45), so only the scope keeps them out.
     await bot.say(user, QUESTION, room=room)
     system, *conversation = reply_calls(bot.llm)[-1].messages
-    assert f"- {own}" in system.content
+    assert shown(own, user) in system.content
     assert leaked(system.content, {own}) == set()
     # The turns: a group room's, by anyone there; in a DM only the person's own.
     said_here = {told[3] for told in TOLD if told[1] == room} if room else {own}
@@ -166,7 +177,8 @@ async def test_user_mode_follows_the_person_but_never_brings_dm_facts_to_rooms(
         await tell_everything(bot)
         await bot.say("alice", QUESTION, room=ROOM_S)
         prompt = reply_calls(bot.llm)[-1].prompt_text
-        assert "- I am allergic to peanuts" in prompt and "- I work at Acme" in prompt
+        assert shown("I am allergic to peanuts", "alice") in prompt
+        assert shown("I work at Acme", "alice") in prompt
         assert leaked(prompt, {"I am allergic to peanuts", "I work at Acme"}) == set()
         help_text = await bot.say("alice", "!memory help", room=ROOM_S)
         assert "It follows you across rooms" in help_text
@@ -176,6 +188,6 @@ async def test_user_mode_follows_the_person_but_never_brings_dm_facts_to_rooms(
         # From the DM, all of Alice's facts are visible; Bob's never.
         dm_prompt = bot.last_reply_prompt()
         assert leaked(dm_prompt, SECRETS - {"I play the cello"}) == set()
-        assert all(f"- {own}" in dm_prompt for own in SECRETS - {"I play the cello"})
+        assert all(shown(own, "alice") in dm_prompt for own in SECRETS - {"I play the cello"})
     finally:
         await bot.app.aclose()

@@ -72,7 +72,7 @@ async def test_openai_compatible_reply_path(tmp_path: Path, embedder: Embedder) 
             await bot.app.aclose()
     prompts = system_prompts(server.requests)
     assert len(prompts) == 2
-    assert "- My dog is called Rex" in prompts[1]
+    assert "- Alice's dog is called Rex" in prompts[1]
     structured = [r for r in server.requests if "response_format" in r]
     assert structured and structured[0]["response_format"]["type"] == "json_schema"
 
@@ -88,7 +88,7 @@ async def test_ollama_reply_path(tmp_path: Path, embedder: Embedder) -> None:
             await bot.app.aclose()
     prompts = system_prompts(server.requests)
     assert len(prompts) == 2
-    assert "- My dog is called Rex" in prompts[1]
+    assert "- Alice's dog is called Rex" in prompts[1]
     assert any("format" in r for r in server.requests)
 
 

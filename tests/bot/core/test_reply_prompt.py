@@ -26,8 +26,11 @@ def test_facts_are_a_labelled_list_in_the_system_prompt() -> None:
     assert [m.role for m in messages] == ["system", "user", "assistant", "user"]
     system = messages[0].content
     assert "Sunday, 2026-11-29" in system
-    assert "What you remember about Alice (from earlier conversations):\n- I have a cat" in system
-    assert "- I live in Lyon" in system
+    heading = "What you know about Alice from earlier conversations (notes, not part of this"
+    assert heading in system
+    # In the third person, so the model cannot take them for its own voice.
+    assert "conversation):\n- Alice has a cat named Miso\n- Alice lives in Lyon" in system
+    assert "I have a cat" not in system and "You are the assistant, not Alice" in system
     assert all("Miso" not in m.content for m in messages[1:])
     assert messages[-1].content == "what's my cat called?"
     assert PROMPT_VERSION
@@ -45,7 +48,7 @@ def test_no_facts_and_web_section() -> None:
         is_direct=False,
     )
     system = build_messages(context)[0].content
-    assert "You do not remember anything about Bob yet." in system
+    assert "You do not know anything about Bob yet." in system
     assert "group chat room" in system
     assert "cite the URLs" in system and "https://example.org" in system
 
@@ -57,3 +60,30 @@ def test_the_web_tool_guide_is_there_only_when_the_tool_is_offered() -> None:
     assert "web_search" not in plain
     assert "Use the web_search tool when the answer needs current" in offered
     assert '"and tomorrow?" needs "Paris weather forecast 2026-11-30"' in offered
+
+
+def test_the_block_is_labelled_in_the_persons_language_and_quotes_other_languages() -> None:
+    context = ReplyContext(
+        bot_name="Mnemo",
+        person_name="Jonas",
+        today=date(2026, 11, 29),
+        facts=["Ich wohne in Hamburg", "I have a dog"],
+        turns=[],
+        message="Weißt du noch, wo ich wohne?",
+    )
+    system = build_messages(context)[0].content
+    assert "Was du über Jonas aus früheren Gesprächen weißt" in system
+    assert "- Jonas hat gesagt: \u201eIch wohne in Hamburg\u201c" in system
+    assert "- Jonas has a dog" in system
+
+
+def test_a_fact_the_rules_do_not_cover_is_quoted_with_the_name() -> None:
+    context = ReplyContext(
+        bot_name="Mnemo",
+        person_name="Alice",
+        today=date(2026, 11, 29),
+        facts=["Tennis is the sport I love"],
+        turns=[],
+        message="what sport do I love?",
+    )
+    assert '- Alice said: "Tennis is the sport I love"' in build_messages(context)[0].content

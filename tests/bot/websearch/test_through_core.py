@@ -87,7 +87,9 @@ async def test_film_follow_up_searches_the_film_and_only_the_persons_words_are_l
     bot: WebBot,
 ) -> None:
     watched = "I watched Amélie last night, the 2001 one with Audrey Tautou."
-    bot.mind.facts[watched] = [fact("I watched Amélie (2001) on 2026-11-28", "hobby")]
+    bot.mind.facts[watched] = [
+        fact("I watched Amélie last night, the 2001 one", "hobby", when="last night")
+    ]
     bot.mind.searches.append(search("Amélie 2001 film director"))
     bot.mind.replies += [
         "Lovely! Did you like it?",
@@ -106,7 +108,7 @@ async def test_film_follow_up_searches_the_film_and_only_the_persons_words_are_l
     assert "Director: Jean-Pierre Jeunet" in system
     assert answer.endswith(WIKIPEDIA_AMELIE)
     assert_write_path_saw_only_user_words(bot, [watched, "who directed it?"])
-    assert await bot.active_facts() == ["I watched Amélie (2001) on 2026-11-28"]
+    assert await bot.active_facts() == ["I watched Amélie last night (2026-11-28), the 2001 one"]
 
 
 async def test_forced_search_command_searches_the_words_as_given(bot: WebBot) -> None:
@@ -193,7 +195,7 @@ async def test_comparative_preference_is_one_fact_and_a_later_change_updates_it(
     await bot.say("alice", "actually I prefer coffee now")
 
     extraction = extraction_calls(bot.llm)[0].messages[0].content
-    assert 'Comparative preferences are facts ("I prefer tea over coffee")' in extraction
+    assert "A comparison between two things the author likes is one fact" in extraction
     assert stored.text == "I prefer tea over coffee"
     # The decision saw the old preference as candidate 1 for the new one, and UPDATE won.
     decision_prompt = next(c for c in bot.llm.calls if "New fact 1:" in c.prompt_text).prompt_text
@@ -238,7 +240,7 @@ async def test_stored_facts_never_reach_the_search_decision(bot: WebBot) -> None
 
     assert await bot.active_facts() == ["My sister Claire lives in Lyon"]
     # The answer's prompt recalls the fact; the decision sees only the turns and the message.
-    assert "- My sister Claire lives in Lyon" in reply_calls(bot.llm)[-1].messages[0].content
+    assert "- Alice's sister Claire lives in Lyon" in reply_calls(bot.llm)[-1].messages[0].content
     (decision_call,) = search_decision_calls(bot.llm)
     assert "What you remember about" not in decision_call.prompt_text
     assert decision_call.prompt_text.count("Claire") == 1  # the earlier turn, not the fact

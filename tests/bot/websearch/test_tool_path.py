@@ -93,7 +93,9 @@ async def test_film_follow_up_searches_the_film_and_a_statement_costs_one_call(
     bot: WebBot,
 ) -> None:
     watched = "I watched Amélie last night, the 2001 one with Audrey Tautou."
-    bot.mind.facts[watched] = [fact("I watched Amélie (2001) on 2026-11-28", "hobby")]
+    bot.mind.facts[watched] = [
+        fact("I watched Amélie last night, the 2001 one", "hobby", when="last night")
+    ]
     bot.mind.tool_turns["who directed it?"] = web_search_call("Amélie 2001 film director")
     bot.mind.replies += [
         "Lovely! Did you like it?",
@@ -112,7 +114,7 @@ async def test_film_follow_up_searches_the_film_and_a_statement_costs_one_call(
     assert "Director: Jean-Pierre Jeunet" in result.content
     assert answer.endswith(WIKIPEDIA_AMELIE)
     assert_write_path_saw_only_user_words(bot, [watched, "who directed it?"])
-    assert await bot.active_facts() == ["I watched Amélie (2001) on 2026-11-28"]
+    assert await bot.active_facts() == ["I watched Amélie last night (2026-11-28), the 2001 one"]
 
 
 async def test_forced_search_needs_no_decision_and_offers_no_tool(bot: WebBot) -> None:

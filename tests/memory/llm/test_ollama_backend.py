@@ -13,6 +13,7 @@ from memory.llm import (
     LanguageModelResponseError,
     LanguageModelUnavailable,
     ModelNotFound,
+    TokenBudgets,
 )
 from memory.llm.ollama_backend import OllamaLanguageModel
 from memory.write.prompts import extraction
@@ -52,7 +53,7 @@ async def test_reply_text_and_request_shape(server: OllamaServer) -> None:
         {"role": "system", "content": "be brief"},
         {"role": "user", "content": "hello"},
     ]
-    assert body["options"] == {"temperature": 0.2}
+    assert body["options"] == {"temperature": 0.2, "num_predict": TokenBudgets().reply}
     assert "format" not in body
 
 

@@ -13,6 +13,7 @@ from memory.llm import (
     LanguageModelResponseError,
     LanguageModelUnavailable,
     ModelNotFound,
+    WrongProvider,
 )
 from memory.llm.openai_backend import OpenAILanguageModel
 from tests.servers.openai_server import OpenAICompatibleServer
@@ -69,7 +70,7 @@ async def test_wrong_base_url_says_so(server: OpenAICompatibleServer) -> None:
     base_without_v1 = server.base_url.removesuffix("/v1")
     model = OpenAILanguageModel("qwen2.5-7b", base_url=base_without_v1)
     try:
-        with pytest.raises(LanguageModelResponseError, match=r"ending in /v1"):
+        with pytest.raises(WrongProvider, match=r"ending in /v1.*llm.provider = \"ollama\""):
             await model.complete(MESSAGES)
     finally:
         await model.aclose()

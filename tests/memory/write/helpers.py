@@ -22,9 +22,9 @@ MESSAGE_TIME = datetime(2026, 11, 27, 18, 30, tzinfo=UTC)
 Decision = tuple[int, str, int | None]
 
 
-def extracted(*texts: str, category: str = "other", valid_from: str | None = None) -> str:
+def extracted(*texts: str, category: str = "other", when: str | None = None) -> str:
     """What a model answers to the extraction prompt."""
-    facts = [{"text": text, "category": category, "valid_from": valid_from} for text in texts]
+    facts = [{"text": text, "category": category, "when": when} for text in texts]
     return json.dumps({"facts": facts})
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import logging
 from datetime import UTC, datetime
 
 import numpy as np
 import pytest
 
-from memory.llm import ScriptedLanguageModel
+from memory.llm import AnswerCut, CallKind, ScriptedLanguageModel
 from memory.records import Action, Fact, FactSource, FactStatus
 from memory.write.candidates import Candidate
 from memory.write.decision import DecisionOutcome, decide
@@ -34,44 +35,58 @@ def subject(text: str, *candidates: Fact) -> Subject:
     )
 
 
-async def test_extraction_prompt_has_the_date_and_only_the_users_message() -> None:
-    llm = ScriptedLanguageModel([extracted("I started working at Acme on 2026-11-26")])
+async def test_extraction_prompt_is_the_same_for_every_message_and_sends_only_it() -> None:
+    llm = ScriptedLanguageModel([extracted(), extracted()])
     await extract_facts(llm, "I started at Acme yesterday", MESSAGE_TIME)
-    (call,) = llm.calls
-    assert [message.role for message in call.messages] == ["system", "user"]
-    assert call.messages[1].content == "I started at Acme yesterday"
-    system = call.messages[0].content
-    assert "2026-11-27 (Friday)" in system
-    assert "Never take facts from the assistant's messages, from web search results" in system
-    assert call.json_schema is not None and "facts" in json.dumps(call.json_schema)
+    await extract_facts(llm, "I have a cat", MESSAGE_TIME.replace(year=2030))
+    first, second = llm.calls
+    assert [message.role for message in first.messages] == ["system", "user"]
+    assert first.messages[1].content == "I started at Acme yesterday"
+    # No date in the prompt: the model copies words, code resolves them (and servers can
+    # reuse the processing of a system prompt that never changes).
+    assert first.messages[0].content == second.messages[0].content
+    assert "questions, also questions about the author themselves" in first.messages[0].content
+    assert first.kind is CallKind.EXTRACTION
+    assert first.json_schema is not None and "when" in json.dumps(first.json_schema)
 
 
-async def test_extraction_keeps_the_models_date_and_category() -> None:
+async def test_extraction_resolves_the_copied_date_words_against_the_message_time() -> None:
     llm = ScriptedLanguageModel(
-        [
-            extracted(
-                "I started working at Acme on 2026-11-26", category="Work", valid_from="2026-11-26"
-            )
-        ]
+        [extracted("I started working at Acme yesterday", category="Work", when="yesterday")]
     )
-    (fact,) = await extract_facts(llm, "I started at Acme yesterday", MESSAGE_TIME)
+    (fact,) = (await extract_facts(llm, "I started at Acme yesterday", MESSAGE_TIME)).facts
     assert fact.valid_from == datetime(2026, 11, 26, tzinfo=UTC)
+    assert fact.text == "I started working at Acme yesterday (2026-11-26)"
     assert fact.category == "work"
 
 
-async def test_extraction_drops_a_bad_date_but_keeps_the_fact(
+async def test_a_date_the_message_does_not_contain_is_dropped_but_the_fact_kept(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """The tiny model put today's date on every fact: words not in the message give none."""
     llm = ScriptedLanguageModel(
-        [extracted("I got married last spring", category="feelings", valid_from="spring")]
+        [extracted("I got married", category="feelings", when="2026-11-27")]
     )
-    (fact,) = await extract_facts(llm, "I got married last spring", MESSAGE_TIME)
-    assert (fact.text, fact.valid_from, fact.category) == (
-        "I got married last spring",
-        None,
-        "other",
+    with caplog.at_level(logging.INFO):
+        (fact,) = (await extract_facts(llm, "I got married", MESSAGE_TIME)).facts
+    assert (fact.text, fact.valid_from, fact.category) == ("I got married", None, "other")
+    assert "is not a date of the message" in caplog.text
+
+
+async def test_a_fact_only_asked_about_is_not_written() -> None:
+    """ "Where do I live?" became "I live in Berlin" with the tiny model."""
+    llm = ScriptedLanguageModel([extracted("I live in Berlin")])
+    extraction = await extract_facts(llm, "Where do I live?", MESSAGE_TIME)
+    assert extraction.facts == []
+    assert [fact.text for fact in extraction.ungrounded] == ["I live in Berlin"]
+
+
+async def test_a_cut_extraction_is_unusable_not_an_outage() -> None:
+    llm = ScriptedLanguageModel(
+        [AnswerCut(CallKind.EXTRACTION, 512, '{"facts": [{"text": "I have a ca')]
     )
-    assert "unreadable date 'spring'" in caplog.text
+    with pytest.raises(UnusableModelOutput, match="budget of 512 tokens"):
+        await extract_facts(llm, "I have a cat", MESSAGE_TIME)
 
 
 @pytest.mark.parametrize(
@@ -90,9 +105,8 @@ async def test_unusable_extraction_says_why(answer: str, detail: str) -> None:
 
 async def test_fenced_json_is_accepted() -> None:
     llm = ScriptedLanguageModel(["```json\n" + extracted("I have a cat") + "\n```"])
-    assert [f.text for f in await extract_facts(llm, "I have a cat", MESSAGE_TIME)] == [
-        "I have a cat"
-    ]
+    extraction = await extract_facts(llm, "I have a cat", MESSAGE_TIME)
+    assert [f.text for f in extraction.facts] == ["I have a cat"]
 
 
 async def test_decision_prompt_numbers_candidates_per_fact() -> None:
