@@ -1,4 +1,5 @@
-"""``mnemo eval retrieval --dataset locomo PATH``: measure the read path on LoCoMo."""
+"""``mnemo eval retrieval --dataset locomo PATH``: measure the read path on LoCoMo; and
+``mnemo eval memory`` (:mod:`bot.cli.evaluate_memory`): the write path with the LLM."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 
+from bot.cli.evaluate_memory import register_memory, run_memory
 from bot.components import build_embedder, build_reranker
 from bot.config import Config
 from bot.data_folder import DataAccess
@@ -46,7 +48,7 @@ class EvaluateCommand:
 
     def register(self, subparsers: Any) -> argparse.ArgumentParser:
         parser: argparse.ArgumentParser = subparsers.add_parser(
-            "eval", help="measure memory quality on a public dataset"
+            "eval", help="measure memory quality: the read path, or the write path with the LLM"
         )
         kinds = parser.add_subparsers(dest="evaluation", metavar="KIND", required=True)
         retrieval = kinds.add_parser(
@@ -69,9 +71,16 @@ class EvaluateCommand:
         )
         retrieval.add_argument("--no-reranker", action="store_true", help="skip the cross-encoder")
         retrieval.set_defaults(handler=self)
+        register_memory(kinds)
+        parser.set_defaults(handler=self)
         return parser
 
     async def run(self, arguments: argparse.Namespace, config: Config) -> int:
+        if arguments.evaluation == "memory":
+            return await run_memory(arguments, config)
+        return await self.run_retrieval(arguments, config)
+
+    async def run_retrieval(self, arguments: argparse.Namespace, config: Config) -> int:
         console = Console()
         try:
             conversations = load_locomo(arguments.path)[: arguments.conversations]

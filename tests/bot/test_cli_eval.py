@@ -125,3 +125,41 @@ def test_recall_settings_and_reranker_come_from_the_config() -> None:
     assert isinstance(reranker, FastEmbedReranker)
     assert reranker.model_name == "Xenova/ms-marco-MiniLM-L-6-v2"
     assert build_reranker(MemorySettings(reranker_model=""), EmbeddingSettings()) is None
+
+
+def test_eval_memory_with_the_reference_model_prints_tables_and_json(
+    config_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "memory.json"
+    arguments = ["eval", "memory", "--reference", "--kinds", "question", "update_age"]
+    assert main(["--config", str(config_file), *arguments, "--json", str(out)]) == 0
+    printed = _flat(capsys.readouterr().out)
+    assert "10 conversations, model reference (the dataset's labels)" in printed
+    assert "by case kind" in printed and "update_age" in printed and "model calls" in printed
+    numbers = json.loads(out.read_text(encoding="utf-8"))
+    assert numbers["overall"]["accuracy"] == 1.0
+    assert set(numbers["by_kind"]) == {"question", "update_age"}
+    assert numbers["latency"]["extraction"]["calls"] == numbers["overall"]["messages"] == 15
+
+
+def test_eval_memory_against_a_server_that_is_not_there_says_so(
+    config_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config_file.write_text(
+        config_file.read_text(encoding="utf-8")
+        + '[llm]\nprovider = "openai"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n',
+        encoding="utf-8",
+    )
+    arguments = ["--config", str(config_file), "eval", "memory", "--kinds", "new", "--limit", "1"]
+    assert main(arguments) == 1
+    assert "the language model failed" in _flat(capsys.readouterr().err)
+
+
+def test_eval_memory_names_a_broken_dataset(
+    config_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "cases.json"
+    broken.write_text("{", encoding="utf-8")
+    arguments = ["eval", "memory", "--reference", "--dataset", str(broken)]
+    assert main(["--config", str(config_file), *arguments]) == 2
+    assert "dataset error" in _flat(capsys.readouterr().err)

@@ -80,6 +80,7 @@ Answer in JSON: an object whose "facts" is a list of facts, each with "text", "c
 and "when"; the list is empty when the message states no fact about its author.\
 """
 
+
 def build_messages(text: str) -> list[ChatMessage]:
     """The same system prompt for every message (servers can reuse its processing)."""
     system = SYSTEM_PROMPT.format(categories=", ".join(CATEGORIES))

@@ -126,7 +126,7 @@ async def test_mnemo_chat_subprocess_remembers_across_runs(tmp_path: Path) -> No
     )
     assert "Mnemo> You live in Lisbon." in second
     reply_prompts = [prompt_of(b) for b in server.requests if "response_format" not in b]
-    assert "- I live in Lisbon" in reply_prompts[-1]
+    assert "- alice lives in Lisbon" in reply_prompts[-1]
 
 
 async def run_chat(environment: dict[str, str], directory: Path, stdin: str) -> str:

@@ -147,7 +147,7 @@ async def test_a_dm_is_still_one_after_a_restart_that_lost_the_sync_token(
 
     assert restarted.device_id != bot.device_id
     assert answer == "Your cat is called Miso."
-    assert "- I have a cat named Miso" in mnemo.last_reply_prompt()
+    assert "has a cat named Miso" in mnemo.last_reply_prompt()
 
 
 async def test_a_dm_that_gains_a_third_member_is_a_group_room(

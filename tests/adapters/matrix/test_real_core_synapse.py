@@ -36,7 +36,7 @@ async def test_dm_fact_is_used_later_listed_and_forgotten(
 
     assert await alice.say(CAT) == "What a lovely name!"
     assert await alice.say("What's my cat called?") == "Your cat is called **Miso**."
-    assert "- I have a cat named Miso" in mnemo.last_reply_prompt()
+    assert "has a cat named Miso" in mnemo.last_reply_prompt()
     answer = alice.person.messages_from(bot.adapter.user_id, alice.room_id)[-1]
     assert answer.encrypted is encrypted
     assert "<strong>Miso</strong>" in answer.content["formatted_body"]

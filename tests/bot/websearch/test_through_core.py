@@ -242,5 +242,5 @@ async def test_stored_facts_never_reach_the_search_decision(bot: WebBot) -> None
     # The answer's prompt recalls the fact; the decision sees only the turns and the message.
     assert "- Alice's sister Claire lives in Lyon" in reply_calls(bot.llm)[-1].messages[0].content
     (decision_call,) = search_decision_calls(bot.llm)
-    assert "What you remember about" not in decision_call.prompt_text
+    assert "What you know about" not in decision_call.prompt_text
     assert decision_call.prompt_text.count("Claire") == 1  # the earlier turn, not the fact

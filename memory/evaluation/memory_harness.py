@@ -1,0 +1,124 @@
+"""``mnemo eval memory``: labelled conversations through the real write path.
+
+One store (SQLite + LanceDB in a temporary directory) holds every conversation, each said by
+its own person, so the scopes keep them apart as they keep people apart in the bot. Every
+turn goes through :func:`memory.write.pipeline.process_message`, the function the queue
+worker runs: pre-check, extraction, grounding, candidates, decision, guards, apply. A turn
+whose model answer is unusable is counted and left, as the queue would leave it for a retry
+(at temperature 0 a retry gives the same answer). Any other model error stops the run: the
+model is not there to be measured.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from memory.embedding.base import Embedder
+from memory.evaluation.measured_model import CallLog, MeasuredModel
+from memory.evaluation.memory_cases import Conversation, Dataset
+from memory.index.lance import LanceFactIndex
+from memory.llm import LanguageModel
+from memory.records import Fact
+from memory.scope import Scope
+from memory.store import Store
+from memory.write.errors import UnusableModelOutput
+from memory.write.guards import Guard
+from memory.write.pipeline import (
+    MessageInput,
+    PipelineSettings,
+    WriteOutcome,
+    WriteParts,
+    process_message,
+)
+
+# Writes the code kept out of the store: not actions of the model's facts.
+KEPT_OUT = frozenset({Guard.UNGROUNDED.value, Guard.REPEATED_IN_MESSAGE.value})
+PLATFORM = "eval"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnResult:
+    actions: tuple[str, ...]
+    guards: tuple[str, ...]
+    calls: int
+    unusable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationResult:
+    conversation: Conversation
+    turns: tuple[TurnResult, ...]
+    active: tuple[Fact, ...]
+
+
+@dataclass
+class MemoryEvalRun:
+    model: str
+    results: list[ConversationResult] = field(default_factory=list)
+    log: CallLog = field(default_factory=CallLog)
+
+
+def scope_of(conversation: Conversation) -> Scope:
+    return Scope(f"{PLATFORM}:{conversation.id}", f"{PLATFORM}:room")
+
+
+def turn_result(outcome: WriteOutcome, calls: int) -> TurnResult:
+    kept = [write for write in outcome.writes if write.guard not in KEPT_OUT]
+    guards = [write.guard for write in outcome.writes if write.guard is not None]
+    return TurnResult(tuple(write.action.value for write in kept), tuple(guards), calls)
+
+
+async def run_turn(parts: WriteParts, measured: MeasuredModel, message: MessageInput) -> TurnResult:
+    before = measured.log.calls
+    try:
+        outcome = await process_message(parts, message)
+    except UnusableModelOutput:
+        calls = measured.log.calls - before
+        return TurnResult((), (Guard.UNUSABLE_OUTPUT.value,), calls, unusable=True)
+    return turn_result(outcome, measured.log.calls - before)
+
+
+async def run_conversation(
+    parts: WriteParts, measured: MeasuredModel, dataset: Dataset, conversation: Conversation
+) -> ConversationResult:
+    scope = scope_of(conversation)
+    turns = []
+    for number, turn in enumerate(conversation.turns):
+        time: datetime = dataset.turn_time(number)
+        message = MessageInput(scope, turn.say, time, f"{conversation.id}/{number}")
+        turns.append(await run_turn(parts, measured, message))
+    async with parts.store.transaction() as transaction:
+        active = await transaction.facts.list_in_scope(scope)
+    return ConversationResult(conversation, tuple(turns), tuple(active))
+
+
+async def run_memory_evaluation(
+    dataset: Dataset,
+    llm: LanguageModel,
+    embedder: Embedder,
+    settings: PipelineSettings,
+    *,
+    work_directory: Path | None = None,
+    on_conversation: Callable[[ConversationResult], None] = lambda _: None,
+) -> MemoryEvalRun:
+    """Every conversation of ``dataset`` through the write path with ``llm``."""
+    measured = MeasuredModel(llm)
+    run = MemoryEvalRun(llm.model_name, log=measured.log)
+    dimension = int((await embedder.embed(["dimension probe"])).shape[1])
+    with tempfile.TemporaryDirectory(dir=work_directory, prefix="mnemo-eval-memory-") as folder:
+        store = await Store.open(Path(folder) / "mnemo.sqlite3")
+        index = await LanceFactIndex.open(Path(folder) / "index", dimension=dimension)
+        parts = WriteParts(store, index, embedder, measured, settings)
+        try:
+            for conversation in dataset.conversations:
+                result = await run_conversation(parts, measured, dataset, conversation)
+                run.results.append(result)
+                on_conversation(result)
+        finally:
+            await index.aclose()
+            await store.aclose()
+    return run
