@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from memory.llm import ChatMessage
 from memory.records import ConversationTurn, Role
 
-PROMPT_VERSION = "search-decision/1"
+PROMPT_VERSION = "search-decision/2"
 
 MAX_QUERIES = 3
 # Long turns are cut: the decision needs the topic of a turn, not all of it.
@@ -44,7 +44,8 @@ class SearchDecision(BaseModel):
 
 SYSTEM_PROMPT = """\
 You decide whether a chat assistant needs a web search before it answers the newest \
-message, and if so you write the search queries. Today is {today} ({weekday}).
+message, and if so you write the search queries. Today is {today} ({weekday}); tomorrow \
+is {tomorrow}.
 
 Search when the answer depends on current or changing information (weather, news, \
 prices, opening hours, schedules, scores, releases), on specific facts about the world \
@@ -53,16 +54,16 @@ up. Do not search for greetings, small talk, opinions, statements the person mak
 themselves, or questions about what the assistant remembers about them.
 
 Queries must stand alone: a search engine sees only the query, never the conversation.
-- Resolve follow-ups from the conversation: after "what's the weather in Paris?", the \
-message "and tomorrow?" needs the query "Paris weather forecast {tomorrow}".
-- Replace pronouns with what they refer to: after a film was named, "who directed it?" \
-needs the film's title in the query ("Amélie 2001 film director").
+- Resolve follow-ups from the conversation: a short follow-up to a question about a place \
+(such as asking about the next day) needs a query that names the place and the date.
+- Replace pronouns with what they refer to: a question about "it" after a film was named \
+needs the film's title in the query.
 - Turn relative dates (today, tomorrow, next Friday) into absolute dates.
 - Keep queries short, in the language of the message, and leave out anything private \
 about the person that the search does not need.
 
-Answer with JSON only: {{"search": true|false, "queries": [...], \
-"time_range": "day"|"week"|"month"|"year"|null}}."""
+Answer in JSON: an object with "search" (true or false), "queries" (a list of query \
+strings, empty when not searching) and "time_range" (day, week, month, year, or null)."""
 
 
 def _speaker(turn: ConversationTurn) -> str:

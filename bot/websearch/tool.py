@@ -48,9 +48,9 @@ GUIDE = """\
 Use the web_search tool when the answer needs current or changing information (weather, \
 news, prices, opening hours, schedules, scores) or facts about the world you may not know; \
 not for small talk, opinions, or what the person says or you remember about them. The \
-search engine never sees the conversation, so each query must stand alone: after a question \
-about the weather in Paris, "and tomorrow?" needs "Paris weather forecast {tomorrow}"; \
-replace pronouns with what they refer to, write absolute dates, leave out private details."""
+search engine never sees the conversation, so each query must stand alone: a follow-up \
+names the place, title or person it is about; replace pronouns with what they refer to, \
+write absolute dates (tomorrow is {tomorrow}), leave out private details."""
 
 
 def tool_guide(today: date) -> str:

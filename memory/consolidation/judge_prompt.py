@@ -55,8 +55,8 @@ set "keep" to the side with the detail.
 different people ("I drive a Toyota" / "My wife drives a Toyota") or different things.
 For "same" also set "keep" to the side with more information. When unsure, answer \
 "different": a wrong merge loses a memory, a missed one costs nothing.
-Answer with JSON: {"verdicts": [{"pair": 1, "verdict": "...", "keep": "A" | "B" | null}]}, \
-one entry per pair."""
+Answer in JSON: an object whose "verdicts" list has one entry per pair, with "pair" (the \
+pair's number), "verdict", and "keep" ("A", "B", or null)."""
 
 
 def _day(moment: datetime) -> str:

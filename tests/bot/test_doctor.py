@@ -100,6 +100,28 @@ async def test_a_server_that_is_not_ollama(searxng: SearxngShapedServer) -> None
     assert "is llm.base_url the Ollama server's URL?" in result.detail
 
 
+async def test_ollama_configured_at_an_openai_compatible_server_suggests_openai() -> None:
+    """The issue's case: provider "ollama" pointed at llama.cpp's server."""
+    with OpenAICompatibleServer(model="qwen") as server:
+        for base_url in (server.origin, server.base_url):
+            result = await LanguageModelCheck()(config_with(llm={"base_url": base_url}))
+            assert result.status is CheckStatus.FAIL
+            assert result.detail == (
+                f"{base_url} is an OpenAI-compatible server, not Ollama: set "
+                f'llm.provider = "openai" and llm.base_url = "{server.base_url}"'
+            )
+
+
+async def test_openai_configured_at_ollama_suggests_its_v1_root_or_ollama() -> None:
+    with OllamaServer(models=("llama3.1:8b",)) as server:
+        root = server.base_url
+        llm = {"provider": "openai", "base_url": root, "model": "llama3.1:8b"}
+        result = await LanguageModelCheck()(config_with(llm=llm))
+    assert result.status is CheckStatus.FAIL
+    assert f'set llm.base_url = "{root}/v1"' in result.detail
+    assert f'or llm.provider = "ollama" and llm.base_url = "{root}"' in result.detail
+
+
 async def test_openai_compatible_server_lists_the_model() -> None:
     with OpenAICompatibleServer(model="qwen2.5-7b-instruct", api_key="sk-local") as server:
         base_url = server.base_url

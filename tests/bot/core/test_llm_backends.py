@@ -114,3 +114,27 @@ async def test_missing_model_apologises_names_the_fix_and_keeps_the_message(
     assert fix in caplog.text
     assert [p.text for p in queued] == ["I grew up in Porto."]
     assert "ModelNotFound" in (queued[0].last_error or "")
+
+
+@pytest.mark.parametrize("configured", ["ollama", "openai"])
+async def test_a_server_of_the_other_provider_is_named_with_the_fix(
+    tmp_path: Path, embedder: Embedder, caplog: pytest.LogCaptureFixture, configured: str
+) -> None:
+    """provider = "ollama" at an OpenAI-compatible server (and the reverse): the person gets
+    the short apology, the log names the server's kind and the setting that fits, and the
+    message stays queued for when the config is fixed."""
+    server = OpenAICompatibleServer(model="m") if configured == "ollama" else OllamaServer()
+    with server:
+        base_url = server.origin if configured == "ollama" else server.base_url
+        bot = await harness_for(tmp_path, llm_config(tmp_path, configured, base_url, "m"), embedder)
+        try:
+            assert await bot.say("alice", "I grew up in Porto.") == APOLOGY
+            async with bot.app.store.transaction() as tx:
+                queued = await tx.pending.due(bot.clock.now.replace(year=2100))
+        finally:
+            await bot.app.aclose()
+    other = "openai" if configured == "ollama" else "ollama"
+    assert f'set llm.provider = "{other}"' in caplog.text
+    assert "ollama pull" not in caplog.text and "not available" in APOLOGY
+    assert [p.text for p in queued] == ["I grew up in Porto."]
+    assert "WrongProvider" in (queued[0].last_error or "")

@@ -22,8 +22,9 @@ def test_prompt_holds_the_date_the_turns_in_order_and_the_new_message() -> None:
 
     assert system.role == "system"
     assert "Today is 2026-11-29 (Sunday)" in system.content
-    # the worked follow-up example uses the real date of tomorrow
-    assert "Paris weather forecast 2026-11-30" in system.content
+    # tomorrow as a date, and no example query a small model could copy as its answer
+    assert "tomorrow is 2026-11-30" in " ".join(system.content.split())
+    assert "Paris" not in system.content
     assert user.role == "user"
     earlier = user.content.index("console:alice: what's the weather in Paris?")
     reply = user.content.index("assistant: It's 8°C")

@@ -34,8 +34,10 @@ def test_definition_is_plain_schema_that_the_arguments_model_accepts() -> None:
     assert PARAMETERS["required"] == ["queries"]
 
 
-def test_guide_names_tomorrow_as_a_date() -> None:
-    assert '"Paris weather forecast 2026-11-30"' in tool_guide(date(2026, 11, 29))
+def test_guide_names_tomorrow_as_a_date_without_an_example_query() -> None:
+    guide = tool_guide(date(2026, 11, 29))
+    assert "(tomorrow is 2026-11-30)" in guide
+    assert "Paris" not in guide
 
 
 def test_a_good_call_is_read_with_its_time_range() -> None:
