@@ -32,7 +32,7 @@ from bot.app import Application, build_application
 from bot.config import Config
 from bot.messages import IncomingMessage
 from memory.indexing import index_facts
-from memory.llm import ChatMessage, ScriptedLanguageModel
+from memory.llm import CallKind, ChatMessage, ScriptedLanguageModel
 from memory.records import NewFact
 from memory.scope import Scope
 from tests.conftest import LOCAL_MODEL_DIRECTORY, real_embedder
@@ -68,6 +68,7 @@ class TimedModel:
         self,
         messages: Sequence[ChatMessage],
         *,
+        kind: CallKind = CallKind.REPLY,
         json_schema: Mapping[str, Any] | None = None,
         temperature: float | None = None,
     ) -> str:

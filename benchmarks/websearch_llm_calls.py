@@ -36,7 +36,7 @@ from bot.core.replying import Replier
 from bot.websearch import SearxngAdvisor, SearxngClient
 from bot.websearch.decision_prompt import SearchDecision
 from bot.websearch.tool import TOOL_NAME
-from memory.llm import AssistantTurn, ChatMessage, ToolCall, ToolSpec
+from memory.llm import AssistantTurn, CallKind, ChatMessage, ToolCall, ToolSpec
 from memory.llm.openai_backend import tool_definition
 from memory.records import ConversationTurn, Role
 from tests.servers.searxng_server import SearxngShapedServer, running_searxng
@@ -113,6 +113,7 @@ class CountingModel:
         self,
         messages: Sequence[ChatMessage],
         *,
+        kind: CallKind = CallKind.REPLY,
         json_schema: Mapping[str, Any] | None = None,
         temperature: float | None = None,
     ) -> str:

@@ -18,3 +18,9 @@ echo "== mypy"
 .venv/bin/mypy
 echo "== pytest"
 .venv/bin/python -m pytest "$@"
+# The plumbing against a real model server (llama.cpp and a 0.5B model, CPU): only where
+# ../shared/llm is there to start it (CI has it beside the repository).
+if [ -d ../shared/llm ]; then
+    echo "== pytest -m real_llm (../shared/llm)"
+    .venv/bin/python -m pytest -m real_llm "$@"
+fi

@@ -199,7 +199,7 @@ async def test_a_question_in_a_channel_is_answered_from_the_askers_memory(
 
     assert answer == "Your cat is called Miso."
     prompt = reply_calls(bot.llm)[-1].prompt_text
-    assert "I have a cat named Miso" in prompt and "Rex" not in prompt
+    assert "Alice has a cat named Miso" in prompt and "Rex" not in prompt
     typing = fake_discord.matching("POST", f"/channels/{CHANNEL_ID}/typing")
     assert len(typing) >= 3
 

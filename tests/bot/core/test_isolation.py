@@ -47,7 +47,9 @@ async def tell_everything(bot: Harness) -> dict[str, int]:
 
 def shown(fact: str, owner: str) -> str:
     """How a recalled fact of ``owner`` appears in the reply prompt."""
-    return f"- {about(fact, owner.capitalize())}"
+    rewritten = about(fact, owner.capitalize())
+    assert rewritten is not None, fact
+    return f"- {rewritten}"
 
 
 def leaked(text: str, allowed: set[str]) -> set[str]:
@@ -55,7 +57,7 @@ def leaked(text: str, allowed: set[str]) -> set[str]:
     return {
         secret
         for secret in SECRETS - allowed
-        if secret in text or any(about(secret, name) in text for name in ("Alice", "Bob"))
+        if secret in text or any(f"{about(secret, name)}" in text for name in ("Alice", "Bob"))
     }
 
 

@@ -7,11 +7,12 @@ import json
 from datetime import UTC, datetime
 
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from bot.websearch.decision_prompt import SearchDecision
 from bot.websearch.decision_prompt import build_messages as search_messages
 from memory.consolidation.judge_prompt import JudgeResponse, build_judge_messages
+from memory.llm import ChatMessage
 from memory.write.dates import resolve, with_date
 from memory.write.grounding import is_grounded, statement_part
 from memory.write.prompts import decision, extraction
@@ -119,7 +120,7 @@ def json_objects(text: str) -> list[object]:
 def test_no_prompt_holds_an_answer_a_model_could_copy() -> None:
     """The 0.5B model answered every decision with the prompt's example
     {"fact": 1, "action": "UPDATE", "target": 2}; no prompt may hold one now."""
-    prompts = {
+    prompts: dict[str, tuple[list[ChatMessage], type[BaseModel]]] = {
         "extraction": (extraction.build_messages("hi"), extraction.ExtractionResponse),
         "decision": (
             decision.build_messages([DecisionItem(1, "I live in Lyon", ("I live in Paris",))]),
