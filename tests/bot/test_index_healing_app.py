@@ -16,7 +16,7 @@ from tests.bot.core.harness import Harness, fact, make_config, open_harness, rep
 from tests.conftest import LOCAL_MODEL_DIRECTORY
 from tests.memory.index_damage import damage, moved_aside_copies
 
-CAT = "- I have a cat named Miso"
+CAT = "- Alice has a cat named Miso"
 
 
 async def _tell_about_the_cat(bot: Harness) -> None:

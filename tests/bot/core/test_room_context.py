@@ -72,8 +72,8 @@ async def test_the_answer_can_use_another_persons_earlier_message(bot: Harness) 
     ]
     assert last.content == f"Alice: {question}"
     assert "each of their messages starts with the speaker's name" in system.content
-    assert "What you remember about Alice" in system.content
-    assert "- I am scared of heights" in system.content
+    assert "What you know about Alice from earlier conversations" in system.content
+    assert "- Alice is scared of heights" in system.content
 
 
 async def test_recalled_facts_stay_the_speakers_own_in_a_shared_conversation(
@@ -84,8 +84,8 @@ async def test_recalled_facts_stay_the_speakers_own_in_a_shared_conversation(
     await ask(bot, in_room(bot, "alice", "What's my locker code?"))
     system = reply_calls(bot.llm)[-1].messages[0].content
     # Bob's words are in the conversation, but his fact is not Alice's memory.
-    assert "- My locker code is 4711" not in system
-    assert "You do not remember anything about Alice yet." in system
+    assert "locker code is 4711" not in system  # in no wording, neither Bob's nor Alice's
+    assert "You do not know anything about Alice yet." in system
 
 
 async def test_a_private_threads_turns_stay_in_that_thread(bot: Harness) -> None:
