@@ -35,8 +35,9 @@ from memory.write.pipeline import (
     process_message,
 )
 
-# Writes the code kept out of the store: not actions of the model's facts.
-KEPT_OUT = frozenset({Guard.UNGROUNDED.value, Guard.REPEATED_IN_MESSAGE.value})
+# Writes the code kept out of the store: not actions of the model's facts. By value, so that
+# the "before" measurement can run this harness on a write path that has no grounding.
+KEPT_OUT = frozenset({"ungrounded", "repeated_in_message"})
 PLATFORM = "eval"
 
 

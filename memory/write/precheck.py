@@ -5,10 +5,16 @@ punctuation, "+1") or when every word is a known acknowledgement or greeting ("o
 "thanks a lot", "haha nice", "merci"). Anything else goes to the model, because a skipped
 fact is lost silently while an extra call only costs time. ``benchmarks/precheck_savings.py``
 measures what it saves and checks it never skips a message that holds a fact.
+
+A message that states nothing once its questions and hypotheticals are set aside ("Where do I
+live?", "If I won I would buy a boat") is skipped too: extraction's grounding check would keep
+out every fact the model proposed for it (:mod:`memory.write.grounding`), so the call could
+change nothing. That is the same rule, not a second guess.
 """
 
 from __future__ import annotations
 
+from memory.write.grounding import statement_part
 from memory.write.normalise import normalise_text
 
 # Words that, alone or together, make a message an acknowledgement, greeting or laugh.
@@ -32,4 +38,6 @@ def may_hold_fact(text: str) -> bool:
     if not any(character.isalpha() for character in text):
         return False
     words = normalise_text(text).split()
-    return not all(word in FILLER_WORDS for word in words)
+    if all(word in FILLER_WORDS for word in words):
+        return False
+    return any(character.isalpha() for character in statement_part(text))

@@ -210,7 +210,11 @@ def test_normalise(first: str, second: str, same: bool) -> None:
         ("ok, I live in Paris now", True),
         ("no, I'm vegetarian", True),
         ("I'm 34", True),
-        ("what's the weather in Paris?", True),
+        # Only questions or hypotheticals: grounding would keep out any fact, so no call.
+        ("what's the weather in Paris?", False),
+        ("Where do I live?", False),
+        ("If I won the lottery I would buy a boat.", False),
+        ("I moved to Lyon, what's the weather there?", True),
         ("good night, I start my new job tomorrow", True),
     ],
 )
