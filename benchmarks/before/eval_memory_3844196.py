@@ -95,9 +95,8 @@ class KindFromSchema:
 
 async def main(arguments):
     dataset = cases.load_memory_cases(HERE / "memory/evaluation/memory_cases.json")
-    if arguments.limit:
-        chosen = dataset.conversations[: arguments.limit]
-        dataset = dataset.model_copy(update={"conversations": chosen})
+    chosen = dataset.conversations[:: arguments.every][: arguments.limit]
+    dataset = dataset.model_copy(update={"conversations": chosen})
     sys.path.insert(0, str(HERE))
     from tests.conftest import real_embedder
 
@@ -126,6 +125,7 @@ if __name__ == "__main__":
     parser.add_argument("--model", required=True)
     parser.add_argument("--json", required=True)
     parser.add_argument("--limit", type=int)
+    parser.add_argument("--every", type=int, default=1)
     options = parser.parse_args()
     summary = asyncio.run(main(options))
     Path(options.json).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")

@@ -45,6 +45,9 @@ def register_memory(kinds: Any) -> None:
     )
     memory.add_argument("--kinds", nargs="+", metavar="KIND", help="only these case kinds")
     memory.add_argument("--limit", type=int, metavar="N", help="only the first N conversations")
+    memory.add_argument(
+        "--every", type=int, default=1, metavar="K", help="only every K-th (a sample of all kinds)"
+    )
     memory.add_argument("--seed", type=int, default=0, help="the LLM's sampling seed")
 
 
@@ -53,7 +56,7 @@ def selected(dataset: Dataset, arguments: argparse.Namespace) -> Dataset:
         conversation
         for conversation in dataset.conversations
         if not arguments.kinds or conversation.kind in arguments.kinds
-    ][: arguments.limit]
+    ][:: arguments.every][: arguments.limit]
     return dataset.model_copy(update={"conversations": tuple(chosen)})
 
 
