@@ -48,8 +48,9 @@ from tests.servers.llama import MODEL, SHARED_LLM, LlamaServer
 pytestmark = pytest.mark.real_llm
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
-# Enough for the JSON answers, small enough that a runaway reply ends within seconds.
-BUDGETS = TokenBudgets(reply=160, extraction=200, decision=120, search_decision=96, judge=120)
+# Enough for the JSON answers even pretty-printed (the model indents them), small enough that
+# a runaway reply ends within seconds.
+BUDGETS = TokenBudgets(reply=160, extraction=400, decision=256, search_decision=200, judge=200)
 
 
 def asking(text: str) -> ReplyContext:
@@ -104,10 +105,9 @@ async def test_extraction_answers_json_of_the_schema(model: OpenAILanguageModel)
 
 async def test_decision_answers_json_of_the_schema(model: OpenAILanguageModel) -> None:
     items = [DecisionItem(1, "I live in Berlin", ("I live in Paris", "My sister lives in Lyon"))]
+    # It parses (or decide() raises); which action it picks is the model's judgement.
     decided = await decide(model, items)
-    assert decided.calls in (1, 2)
-    (outcome,) = decided.outcomes
-    assert outcome.proposed is not None
+    assert decided.calls in (1, 2) and len(decided.outcomes) == 1
 
 
 async def test_search_decision_answers_json_of_the_schema(
