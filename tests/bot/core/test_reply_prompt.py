@@ -59,7 +59,7 @@ def test_the_web_tool_guide_is_there_only_when_the_tool_is_offered() -> None:
     offered = build_messages(replace(context, web_tool=True))[0].content
     assert "web_search" not in plain
     assert "Use the web_search tool when the answer needs current" in offered
-    assert '(tomorrow is 2026-11-30)' in offered
+    assert "(tomorrow is 2026-11-30)" in offered
 
 
 def test_the_block_is_labelled_in_the_persons_language_and_quotes_other_languages() -> None:

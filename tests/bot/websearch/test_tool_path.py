@@ -69,7 +69,7 @@ async def test_weather_follow_up_calls_the_tool_with_paris_and_tomorrow(bot: Web
     ]
     system = follow_up.messages[0].content
     assert "Today is Sunday, 2026-11-29." in system
-    assert '(tomorrow is 2026-11-30)' in system
+    assert "(tomorrow is 2026-11-30)" in system
     # The results went back as the tool's result, answering the model's own call.
     answer_call = calls[3]
     assistant, result = answer_call.messages[-2:]
