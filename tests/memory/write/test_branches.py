@@ -197,14 +197,14 @@ CASES = [
         llm_calls=0,
     ),
     Case(
-        "a question yields no facts",
+        "a question yields no facts, and costs no call",
         (PARIS,),
         "what's the weather like in Paris tomorrow?",
-        (extracted(),),
+        (),
         frozenset({PARIS}),
         (),
         (),
-        llm_calls=1,
+        llm_calls=0,
     ),
     Case(
         "broken extraction JSON: queued, store unchanged",
