@@ -119,6 +119,7 @@ class InstantModel:
         self,
         messages: Sequence[Any],
         *,
+        kind: object = None,  # memory.llm.CallKind; imported late, after put_code_first
         json_schema: Mapping[str, Any] | None = None,
         temperature: float | None = None,
     ) -> str:
