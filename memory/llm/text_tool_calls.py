@@ -5,9 +5,11 @@ few common shapes: bare JSON ``{"name": ..., "arguments": {...}}`` (or ``"parame
 list of those, the same inside ``<tool_call>`` tags (Qwen, Hermes), after ``[TOOL_CALLS]``
 (Mistral) or ``<|python_tag|>`` (Llama 3.1), in a Markdown code fence,
 ``{"function": {...}}`` as the OpenAI API writes it, ``{"web_search": {...}}``, or a Python
-call ``web_search(queries=[...])``. Only calls of a tool that was offered count; whatever
-else the text says is kept as the text, with the calls and their wrapping taken out, so
-that raw call JSON never reaches a person.
+call ``web_search(queries=[...])``. An object with a name and arguments is a call whatever
+tool it names (the 0.5B model called a "weather" tool it was never offered): the caller
+finds that it cannot be run. The looser shapes count only for offered tools. Whatever else
+the text says is kept as the text, with the calls and their wrapping taken out, so that raw
+call JSON never reaches a person.
 """
 
 from __future__ import annotations
@@ -103,7 +105,8 @@ def calls_of(value: Any, tool_names: Collection[str]) -> list[ToolCall]:
         ((only_key, only_value),) = value.items()
         if only_key in tool_names and isinstance(only_value, dict):
             return [ToolCall(only_key, only_value)]
-    if name not in tool_names:
+    has_arguments = any(key in value for key in ARGUMENT_KEYS)
+    if name is None or (name not in tool_names and not has_arguments):
         return []
     raw: Any = next((value[key] for key in ARGUMENT_KEYS if key in value), {})
     return [ToolCall(str(name), arguments_object(raw))]
@@ -153,10 +156,15 @@ def python_calls(text: str, tool_names: Collection[str]) -> list[ToolCall]:
 UNFINISHED_WRAPPER = r"<tool_call>|\[TOOL_CALLS\]|<\|python_tag\|>"
 
 
+# A call of any tool: a name, then its arguments.
+UNFINISHED_ANY = r'\{\s*"(?:name|tool|function)"\s*:\s*"[^"]*"\s*,\s*"(?:arguments|parameters)"'
+
+
 def unfinished_call(tool_names: Collection[str]) -> re.Pattern[str]:
     names = "|".join(re.escape(name) for name in tool_names)
     return re.compile(
-        rf"{UNFINISHED_WRAPPER}|(?:```\w*\s*)?[\[{{][^\n]{{0,80}}\"(?:{names})\"",
+        rf"{UNFINISHED_WRAPPER}|{UNFINISHED_ANY}"
+        rf"|(?:```\w*\s*)?[\[{{][^\n]{{0,80}}\"(?:{names})\"",
         re.IGNORECASE,
     )
 

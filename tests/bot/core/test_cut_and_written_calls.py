@@ -91,3 +91,11 @@ async def test_an_echoed_tool_definition_is_not_run_and_not_shown(answer: str) -
     reply = await Replier(llm, web).reply(CONTEXT, forced_query=None)
     assert web.searches == []
     assert reply.text == "I can't look that up right now."
+
+
+async def test_calls_of_a_tool_never_offered_are_not_shown_even_when_cut() -> None:
+    """The 0.5B model's answer round: one made-up "weather" call after another, cut."""
+    weather = '{"name": "weather", "arguments": {"city": "Paris", "description": "Rainy"}}'
+    llm = ScriptedLanguageModel([cut(f"{weather}\n\n{weather}\n\n" + weather[:40])])
+    reply = await Replier(llm, None).reply(CONTEXT, forced_query=None)
+    assert '"arguments"' not in reply.text and "weather" not in reply.text

@@ -167,7 +167,7 @@ async def test_a_call_written_as_text_comes_back_as_a_call(
 
 
 async def test_text_naming_no_offered_tool_stays_text(openai: OpenAICompatibleServer) -> None:
-    answer = 'A person record looks like {"name": "Bob", "arguments": {"age": 3}}.'
+    answer = 'A person record looks like {"name": "Bob", "age": 3}.'
     openai.replies.append(answer)
     model = openai_model(openai)
     try:
@@ -189,3 +189,17 @@ async def test_a_cut_tools_round_keeps_the_words_before_a_call(
         await model.aclose()
     assert raised.value.kind is CallKind.REPLY
     assert raised.value.text.startswith("Let me look.")
+
+
+async def test_a_written_call_of_a_tool_never_offered_is_a_call_not_text(
+    openai: OpenAICompatibleServer,
+) -> None:
+    """Seen with the 0.5B model: it called a "weather" tool it was never offered."""
+    openai.replies.append('{"name": "weather", "arguments": {"city": "Paris"}}')
+    model = openai_model(openai)
+    try:
+        turn = await model.complete_with_tools(MESSAGES, [SEARCH])
+    finally:
+        await model.aclose()
+    assert turn.text == ""
+    assert turn.tool_calls == (ToolCall("weather", {"city": "Paris"}, "text_call_0"),)
