@@ -37,7 +37,7 @@ from typing import Any
 from memory.embedding import HashingEmbedder
 from memory.index import LanceFactIndex
 from memory.index.lance import folder_bytes
-from memory.llm import ChatMessage
+from memory.llm import CallKind, ChatMessage
 from memory.scope import Scope
 from memory.store import Store
 from memory.store.space import database_space, give_back_free_pages, switch_to_incremental_vacuum
@@ -74,6 +74,7 @@ class StandInModel:
         self,
         messages: Sequence[ChatMessage],
         *,
+        kind: CallKind = CallKind.REPLY,
         json_schema: Mapping[str, Any] | None = None,
         temperature: float | None = None,
     ) -> str:

@@ -27,7 +27,7 @@ import memory.recall.classifier as old_classifier
 from memory.index.lance import LanceFactIndex
 from memory.llm.openai_backend import OpenAILanguageModel
 from memory.store import Store
-from memory.write.pipeline import PipelineSettings, WriteParts
+from memory.write.pipeline import PipelineSettings, WriteParts, process_message
 
 HERE = Path(__file__).resolve().parents[2]
 
@@ -64,6 +64,7 @@ cases = load("memory.evaluation.memory_cases", "memory/evaluation/memory_cases.p
 measured = load("memory.evaluation.measured_model", "memory/evaluation/measured_model.py")
 harness = load("memory.evaluation.memory_harness", "memory/evaluation/memory_harness.py")
 scoring = load("memory.evaluation.memory_scoring", "memory/evaluation/memory_scoring.py")
+harness.process = process_message  # the old pipeline plans and commits in one function
 SCHEMA_KINDS = {"ExtractionResponse": CallKind.EXTRACTION, "DecisionResponse": CallKind.DECISION}
 
 

@@ -2,8 +2,8 @@
 
 One store (SQLite + LanceDB in a temporary directory) holds every conversation, each said by
 its own person, so the scopes keep them apart as they keep people apart in the bot. Every
-turn goes through :func:`memory.write.pipeline.process_message`, the function the queue
-worker runs: pre-check, extraction, grounding, candidates, decision, guards, apply. A turn
+turn goes through :func:`memory.write.pipeline.plan_message` and ``commit``, as the queue
+worker runs them: pre-check, extraction, grounding, candidates, decision, guards, apply. A turn
 whose model answer is unusable is counted and left, as the queue would leave it for a retry
 (at temperature 0 a retry gives the same answer). Any other model error stops the run: the
 model is not there to be measured.
@@ -22,7 +22,7 @@ from memory.evaluation.measured_model import CallLog, MeasuredModel
 from memory.evaluation.memory_cases import Conversation, Dataset
 from memory.index.lance import LanceFactIndex
 from memory.llm import LanguageModel
-from memory.records import Fact
+from memory.records import Fact, FactSource
 from memory.scope import Scope
 from memory.store import Store
 from memory.write.errors import UnusableModelOutput
@@ -32,7 +32,8 @@ from memory.write.pipeline import (
     PipelineSettings,
     WriteOutcome,
     WriteParts,
-    process_message,
+    commit,
+    plan_message,
 )
 
 # Writes the code kept out of the store: not actions of the model's facts. By value, so that
@@ -67,6 +68,12 @@ def scope_of(conversation: Conversation) -> Scope:
     return Scope(f"{PLATFORM}:{conversation.id}", f"{PLATFORM}:room")
 
 
+async def process(parts: WriteParts, message: MessageInput) -> WriteOutcome:
+    """One message as the queue worker writes it (without a queue row)."""
+    plan = await plan_message(parts, message)
+    return await commit(parts, message, FactSource.EXTRACTED, plan)
+
+
 def turn_result(outcome: WriteOutcome, calls: int) -> TurnResult:
     kept = [write for write in outcome.writes if write.guard not in KEPT_OUT]
     guards = [write.guard for write in outcome.writes if write.guard is not None]
@@ -76,7 +83,7 @@ def turn_result(outcome: WriteOutcome, calls: int) -> TurnResult:
 async def run_turn(parts: WriteParts, measured: MeasuredModel, message: MessageInput) -> TurnResult:
     before = measured.log.calls
     try:
-        outcome = await process_message(parts, message)
+        outcome = await process(parts, message)
     except UnusableModelOutput:
         calls = measured.log.calls - before
         return TurnResult((), (Guard.UNUSABLE_OUTPUT.value,), calls, unusable=True)

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.llm import ChatMessage, ScriptedLanguageModel
+from memory.llm import CallKind, ChatMessage, ScriptedLanguageModel
 from memory.write.prompts import extraction
 
 EXTRACTION_OPENING = extraction.SYSTEM_PROMPT.split("\n", 1)[0]
@@ -36,6 +36,7 @@ class GatedLanguageModel(ScriptedLanguageModel):
         self,
         messages: Sequence[ChatMessage],
         *,
+        kind: CallKind = CallKind.REPLY,
         json_schema: Mapping[str, Any] | None = None,
         temperature: float | None = None,
     ) -> str:
@@ -46,7 +47,9 @@ class GatedLanguageModel(ScriptedLanguageModel):
                 await self.gate.wait()
             finally:
                 self.waiting.remove(text)
-        return await super().complete(messages, json_schema=json_schema, temperature=temperature)
+        return await super().complete(
+            messages, kind=kind, json_schema=json_schema, temperature=temperature
+        )
 
     def open(self) -> None:
         self.gate.set()
