@@ -5,10 +5,12 @@
 One person has ``--facts`` facts in one DM scope (real sentences, embedded with the real
 all-MiniLM-L6-v2 and indexed in LanceDB), and two other people have as many each, so the scope
 filter has rows to exclude. Each measured message goes through ``core.handle`` exactly as an
-adapter sends it: addressing, rate limit, recall, reading turns, prompt assembly, the LLM call,
-storing both turns, and handing the message to the write path. The LLM is an instant scripted
-model whose time is measured and subtracted anyway; the background memory write is awaited
-between messages, outside the timing, so it does not compete with the next reply.
+adapter sends it: addressing, rate limit, taking the message in (its turn and queue row, in one
+transaction, before the reply), recall, reading turns, prompt assembly, the LLM call, and
+storing the answer. The LLM is an instant scripted model whose time is measured and subtracted
+anyway. The queue worker starts on the message at once, so with this instant model its work
+falls inside the measured time; the queue is drained between messages, so it does not compete
+with the next reply.
 
 Statements take passive recall (top 6); questions take the lookup path (a pool of 50 by
 cosine; no cross-encoder, as on a machine without one). Prints p50/p95/max in milliseconds.
