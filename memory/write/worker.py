@@ -13,7 +13,8 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import Awaitable, Callable
+from asyncio import FIRST_COMPLETED
+from collections.abc import Awaitable, Callable, Collection
 
 from memory.records import PendingWrite
 from memory.write.queue import WriteQueue
@@ -46,6 +47,7 @@ class QueueWorker:
         self._concurrency = concurrency
         self._wakeup = asyncio.Event()
         self._requested = 0
+        self._seen = 0
         self._finished = 0
         self._passes_done = asyncio.Condition()
         self._loop: asyncio.Task[None] | None = None
@@ -76,7 +78,7 @@ class QueueWorker:
 
     async def drain(self) -> int:
         """Wake the worker and wait for a whole pass started after this call; how many
-        writes were completed meanwhile (tests, and the CLI)."""
+        writes were completed meanwhile (tests, benchmarks, the shutdown's grace)."""
         before = self.completed
         self.wake()
         target = self._requested
@@ -113,15 +115,12 @@ class QueueWorker:
             await self._release_stale()
         while True:
             await self._wakeup.wait()
-            self._wakeup.clear()
-            seen = self._requested
             try:
                 await self.run_pass()
             except Exception:
-                # The store is broken (locked, full, gone): the rows stay queued for the next wake.
-                log.exception("the queue worker could not read the queue; it retries later")
+                log.exception("the queue worker failed; the rows stay queued for the next wake")
             async with self._passes_done:
-                self._finished = seen
+                self._finished = self._seen
                 self._passes_done.notify_all()
 
     async def _release_stale(self) -> None:
@@ -134,22 +133,39 @@ class QueueWorker:
             log.info("released %d queued writes claimed by an earlier run", released)
 
     async def run_pass(self) -> int:
-        """Process what can be claimed now, up to ``concurrency`` people at a time."""
+        """Process what can be claimed, up to ``concurrency`` people at a time, until nothing
+        is left; a wake-up meanwhile (a new message) is served by a free slot at once."""
         running: dict[str, asyncio.Task[int]] = {}
         completed = 0
         while True:
+            self._wakeup.clear()
+            self._seen = self._requested
             while len(running) < self._concurrency:
-                pending = await self._queue.claim(self.worker_id, skip_owners=running.keys())
+                pending = await self._claim(skip_owners=running.keys())
                 if pending is None:
                     break
                 running[pending.owner] = self._spawn(self._person(pending))
             if not running:
                 return completed
-            done, _ = await asyncio.wait(running.values(), return_when=asyncio.FIRST_COMPLETED)
+            woken = asyncio.ensure_future(self._wakeup.wait())
+            try:
+                await asyncio.wait([woken, *running.values()], return_when=FIRST_COMPLETED)
+            finally:
+                woken.cancel()
             for owner, task in list(running.items()):
-                if task in done:
+                if task.done():
                     del running[owner]
                     completed += task.result()
+
+    async def _claim(
+        self, *, owner: str | None = None, skip_owners: Collection[str] = ()
+    ) -> PendingWrite | None:
+        """The next row, or ``None`` also when the store fails (logged; the rows stay)."""
+        try:
+            return await self._queue.claim(self.worker_id, owner=owner, skip_owners=skip_owners)
+        except Exception:
+            log.exception("the queue worker could not read the queue; it retries later")
+            return None
 
     def _spawn(self, work: Awaitable[int]) -> asyncio.Task[int]:
         task = asyncio.ensure_future(work)
@@ -166,7 +182,7 @@ class QueueWorker:
                 if await self._process(pending, self.worker_id):
                     completed += 1
                     self.completed += 1
-                pending = await self._queue.claim(self.worker_id, owner=first.owner)
+                pending = await self._claim(owner=first.owner)
         except Exception:
             # The row stays claimed until its lease ends (or the next start-up): not lost.
             log.exception("queued writes of %s failed; they stay queued", first.owner)

@@ -216,6 +216,33 @@ async def test_purge_drops_old_turns_and_old_deletions_only(
         assert await transaction.facts.get(scope, young.id) is not None
 
 
+async def test_purge_takes_the_answers_with_the_turns_they_answer(
+    store: Store, index: LanceFactIndex
+) -> None:
+    config = Config(scheduler=SchedulerSettings(conversation_retention_days=30))
+    async with store.transaction() as transaction:
+        asked = await transaction.turns.add(
+            "console:dm",
+            Role.USER,
+            "a question from long ago",
+            author="console:alice",
+            created_at=NOW - timedelta(days=31),
+        )
+        # Answered a day later (a slow model, a late catch-up): younger than the cutoff.
+        await transaction.turns.add_answer(
+            "console:dm",
+            "its answer",
+            author="console:alice",
+            created_at=NOW - timedelta(days=29),
+            answer_to=asked.id,
+        )
+
+    await purge_job(config, store, index, clock=lambda: NOW).run()
+
+    async with store.transaction() as transaction:
+        assert await transaction.turns.recent("console:dm", limit=10) == []
+
+
 async def test_the_retry_job_processes_writes_queued_during_an_outage(
     store: Store, index: LanceFactIndex, embedder: Embedder
 ) -> None:

@@ -164,6 +164,28 @@ async def test_people_are_processed_side_by_side_up_to_the_limit_each_in_order(
     await writer.aclose()
 
 
+async def test_a_new_message_takes_a_free_slot_while_another_write_hangs(
+    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
+) -> None:
+    model = GatedLanguageModel(
+        fallback=extract_and_add, held=lambda messages: messages[-1].content == "I live in Paris"
+    )
+    writer = MemoryWriter(store, index, embedder, model, NO_GRACE)
+    await writer.accept(ALICE, "I live in Paris", message_time=MESSAGE_TIME)
+    await until(lambda: model.waiting == ["I live in Paris"])
+    await writer.accept(BOB, "I live in Rome", message_time=MESSAGE_TIME)
+
+    async def bob_learned() -> bool:
+        return await active_texts(store, BOB) == ["I live in Rome"]
+
+    await until(bob_learned)
+    assert model.waiting == ["I live in Paris"]
+    model.open()
+    await writer.drain()
+    assert await active_texts(store, ALICE) == ["I live in Paris"]
+    await writer.aclose()
+
+
 async def test_a_second_worker_does_not_take_a_later_write_of_a_person_in_progress(
     store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
 ) -> None:
