@@ -18,7 +18,7 @@ class PauseSwitch:
         self._store = store
 
     async def is_paused(self, user_key: str) -> bool:
-        async with self._store.transaction() as tx:
+        async with self._store.read() as tx:
             return await tx.get_setting(KEY_PREFIX + user_key) == PAUSED
 
     async def set_paused(self, user_key: str, paused: bool) -> None:

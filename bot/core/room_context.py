@@ -53,7 +53,7 @@ async def read_turns(
     # One more than the limit, in case the newest is the message being answered.
     read = limit + (leave_out is not None)
     try:
-        async with store.transaction() as tx:
+        async with store.read() as tx:
             if message.is_direct:
                 turns = await tx.turns.recent_of(room, message.user_key, limit=read)
             else:

@@ -85,7 +85,7 @@ class Recaller:
 
     async def overview(self, scope: Scope) -> list[RecalledFact]:
         """The newest ``overview_limit`` active facts of ``scope``, newest first (score 1)."""
-        async with self._store.transaction() as transaction:
+        async with self._store.read() as transaction:
             facts = await transaction.facts.list_in_scope(
                 scope, limit=self.settings.overview_limit, newest_first=True
             )
@@ -146,7 +146,7 @@ class Recaller:
         """The ranked ids as active facts of ``scope``, read with the scope in the SQL query."""
         if not ranking:
             return []
-        async with self._store.transaction() as transaction:
+        async with self._store.read() as transaction:
             facts = await transaction.facts.get_many(scope, [fact_id for fact_id, _ in ranking])
         by_id = {fact.id: fact for fact in facts if fact.status is FactStatus.ACTIVE}
         return [

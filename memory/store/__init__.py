@@ -61,6 +61,16 @@ class StoreTransaction:
         return list((await self.session.scalars(query)).all())
 
 
+def repositories(session: AsyncSession) -> StoreTransaction:
+    return StoreTransaction(
+        session=session,
+        facts=FactRepository(session),
+        turns=TurnRepository(session),
+        pending=PendingWriteRepository(session),
+        forget=ForgetRepository(session),
+    )
+
+
 class Store:
     """Opens transactions on the database."""
 
@@ -91,14 +101,15 @@ class Store:
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[StoreTransaction]:
+        """A transaction that may write; this process's writing transactions take turns."""
         async with self.database.transaction() as session:
-            yield StoreTransaction(
-                session=session,
-                facts=FactRepository(session),
-                turns=TurnRepository(session),
-                pending=PendingWriteRepository(session),
-                forget=ForgetRepository(session),
-            )
+            yield repositories(session)
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[StoreTransaction]:
+        """A transaction that only reads: it waits for no writer (use it on the reply path)."""
+        async with self.database.read() as session:
+            yield repositories(session)
 
     async def scrub(self) -> None:
         """Make rows deleted so far unrecoverable from the database's files: called after a

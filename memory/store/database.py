@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from memory.errors import StorageFullError, StoreError
+from memory.store.write_lock import WriteLock
 
 BUSY_TIMEOUT_MILLISECONDS = 5000
 JOURNAL_SIZE_LIMIT_BYTES = 4 * 2**20
@@ -86,10 +87,18 @@ class Database:
         pragmas = _set_read_only_pragmas if read_only else _set_sqlite_pragmas
         event.listen(self.engine.sync_engine, "connect", pragmas)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        self.write_lock = WriteLock()
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
-        """A session inside one transaction: committed on success, rolled back on error."""
+        """A session inside one transaction that may write: committed on success, rolled
+        back on error; this process's writing transactions take turns (see WriteLock)."""
+        async with self.write_lock.hold(), self.read() as session:
+            yield session
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncSession]:
+        """A session inside one transaction that only reads (WAL: beside any writer)."""
         try:
             async with self._sessions() as session, session.begin():
                 yield session

@@ -41,7 +41,7 @@ async def find_candidates(
         await index.search(scope, row, limit=limit, min_similarity=threshold) for row in vectors
     ]
     wanted = {item.fact_id for items in scored for item in items}
-    async with store.transaction() as transaction:
+    async with store.read() as transaction:
         facts = {fact.id: fact for fact in await transaction.facts.get_many(scope, list(wanted))}
     return [
         [

@@ -15,7 +15,7 @@ async def fact_history(store: Store, scope: Scope, fact_id: int) -> list[FactEve
     events: dict[int, FactEvent] = {}
     visited: set[int] = set()
     frontier = [fact_id]
-    async with store.transaction() as transaction:
+    async with store.read() as transaction:
         while frontier:
             current = frontier.pop()
             visited.add(current)
