@@ -18,8 +18,10 @@ from bot.websearch import SearxngAdvisor, SearxngClient, WebSearchAdvisor
 from memory.embedding import Embedder, EmbeddingBatcher
 from memory.index import HealingIndex
 from memory.llm import LanguageModel
+from memory.priority import ReplyPriority
 from memory.recall import Recaller, Reranker
 from memory.store import Store
+from memory.write.background_model import BackgroundModel
 from memory.write.writer import MemoryWriter, WriteSettings
 
 log = logging.getLogger(__name__)
@@ -120,8 +122,15 @@ async def build_application(
     reranker = reranker or build_reranker(config.memory, config.embedding)
     # Recall's texts go before the write queue's and consolidation's (replies first).
     batcher = EmbeddingBatcher(memory.embedder)
+    # Replies first: the write queue and consolidation give way while a reply is prepared.
+    priority = ReplyPriority()
     writer = MemoryWriter(
-        memory.store, memory.index, batcher.background, llm, write_settings(config)
+        memory.store,
+        memory.index,
+        batcher.background,
+        llm,
+        write_settings(config),
+        priority=priority,
     )
     recaller = Recaller(
         memory.store,
@@ -137,9 +146,15 @@ async def build_application(
         recaller=recaller,
         llm=llm,
         web_search=web_search,
+        priority=priority,
     )
     scheduler = build_maintenance_scheduler(
-        config, memory.store, memory.index, batcher.background, llm, writer
+        config,
+        memory.store,
+        memory.index,
+        batcher.background,
+        BackgroundModel(llm, priority),
+        writer,
     )
     return Application(
         config=config,

@@ -43,6 +43,7 @@ from bot.websearch.base import WebSearchAdvisor
 from memory.errors import MemoryLayerError, StorageFullError, StoreError
 from memory.keyed_locks import KeyedLocks
 from memory.llm import LanguageModel, LanguageModelError
+from memory.priority import ReplyPriority
 from memory.records import Role
 from memory.scope import Scope, ScopeMode
 from memory.store import Store, StoreTransaction
@@ -125,8 +126,11 @@ class ConversationCore:
         llm: LanguageModel,
         web_search: WebSearchAdvisor | None = None,
         clock: Callable[[], float] = time.monotonic,
+        priority: ReplyPriority | None = None,
     ) -> None:
         self.settings = settings
+        # Background memory work gives way while a reply is being prepared.
+        self._priority = priority or ReplyPriority()
         self._store = store
         self._writer = writer
         self._recaller = recaller
@@ -153,7 +157,12 @@ class ConversationCore:
         The person's intake lock is the first thing awaited: a command runs, and a
         conversation message is taken in (stored and queued), in the order they arrived.
         The answer to a conversation message is composed after the lock is released.
+        Background memory work gives way meanwhile (replies first).
         """
+        with self._priority.reply():
+            return await self._handle(message)
+
+    async def _handle(self, message: IncomingMessage) -> list[OutgoingMessage]:
         async with self._intake_locks.hold(message.user_key):
             taken = await self._take_in(message)
         if not isinstance(taken, TakenIn):

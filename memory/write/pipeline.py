@@ -20,8 +20,14 @@ from memory.index.base import VectorIndex
 from memory.llm import LanguageModel, LanguageModelError
 from memory.records import Action, FactSource
 from memory.scope import Scope
-from memory.store import Store
-from memory.write.apply import AppliedWrite, ApplyContext, apply_writes, update_index
+from memory.store import Store, StoreTransaction
+from memory.write.apply import (
+    AppliedWrite,
+    ApplyContext,
+    IndexChanges,
+    apply_writes,
+    update_index,
+)
 from memory.write.candidates import find_candidates
 from memory.write.decision import DecisionOutcome, decide
 from memory.write.errors import UnusableModelOutput
@@ -202,6 +208,21 @@ async def commit(
 ) -> WriteOutcome:
     """Apply and complete the queue row in ONE transaction, so nothing is applied twice; if
     the row is gone or no longer this worker's, nothing is applied at all."""
+    async with parts.store.transaction() as transaction:
+        outcome, changes = await apply_plan(transaction, parts, message, source, plan)
+    await update_index_after_commit(parts.index, changes)
+    return outcome
+
+
+async def apply_plan(
+    transaction: StoreTransaction,
+    parts: WriteParts,
+    message: MessageInput,
+    source: FactSource,
+    plan: Plan,
+) -> tuple[WriteOutcome, IndexChanges]:
+    """Complete the claimed row and apply its plan inside ``transaction`` (several plans may
+    share one: group commits); the index changes are for after the commit."""
     context = ApplyContext(
         message.scope,
         source,
@@ -210,15 +231,17 @@ async def commit(
         parts.embedder.model_name,
     )
     precheck = plan.skipped_by_precheck
-    async with parts.store.transaction() as transaction:
-        claim = message.claim
-        if claim is not None and not await transaction.pending.complete_claimed(
-            claim.pending_id, claim.worker
-        ):
-            return WriteOutcome((), plan.llm_calls, precheck, completed=False)
-        applied, changes = await apply_writes(transaction, context, plan.writes)
+    claim = message.claim
+    if claim is not None and not await transaction.pending.complete_claimed(
+        claim.pending_id, claim.worker
+    ):
+        return WriteOutcome((), plan.llm_calls, precheck, completed=False), IndexChanges()
+    applied, changes = await apply_writes(transaction, context, plan.writes)
+    return WriteOutcome(tuple(applied), plan.llm_calls, precheck), changes
+
+
+async def update_index_after_commit(index: VectorIndex, changes: IndexChanges) -> None:
     try:
-        await update_index(parts.index, changes)
+        await update_index(index, changes)
     except MemoryLayerError:
         log.exception("index update failed after commit; reconcile will repair it")
-    return WriteOutcome(tuple(applied), plan.llm_calls, precheck)

@@ -9,6 +9,7 @@ closing gives it a short grace, then cancels the work in progress, whose rows st
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import os
 import socket
@@ -65,7 +66,11 @@ class QueueWorker:
         SQLite, where one process owns the data folder); they are released first.
         """
         if self._loop is None:
-            self._loop = asyncio.create_task(self._run(release_stale_claims))
+            # A fresh context: started by a reply's first message, it must not pass for one
+            # (memory.priority.in_reply) in everything it does.
+            self._loop = asyncio.create_task(
+                self._run(release_stale_claims), context=contextvars.Context()
+            )
         self.wake()
 
     def wake(self) -> None:

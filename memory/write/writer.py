@@ -25,12 +25,15 @@ from memory.errors import MemoryLayerError, StoreError, VectorIndexError
 from memory.index.base import VectorIndex
 from memory.keyed_locks import KeyedLocks
 from memory.llm import LanguageModel
+from memory.priority import ReplyPriority
 from memory.records import Action, Actor, FactEvent, FactSource, PendingWrite, Role
 from memory.scope import Scope, ScopeMode
 from memory.store import EventDraft, Store, utc_now
+from memory.write.background_model import BackgroundModel
 from memory.write.candidates import CALIBRATED_CANDIDATE_THRESHOLD
 from memory.write.errors import UnusableModelOutput, WriteError
 from memory.write.extraction import ProposedFact
+from memory.write.group_commit import GroupCommitter
 from memory.write.guards import Guard
 from memory.write.history import fact_history
 from memory.write.pipeline import (
@@ -63,6 +66,8 @@ class WriteSettings:
     scope_mode: ScopeMode = ScopeMode.USER_ROOM
     # How many people's writes the worker processes at once (each person's in order).
     worker_concurrency: int = 4
+    # At most this many queued messages are applied in one transaction (group commit).
+    max_group_commit: int = 32
     # A claim older than this is taken as its worker's death: longer than any write takes.
     claim_lease_seconds: float = 900.0
     # On shutdown, how long the worker may finish queued writes before it is cut off.
@@ -107,14 +112,31 @@ class MemoryWriter:
         clock: Callable[[], datetime] | None = None,
         queue: WriteQueue | None = None,
         worker_id: str | None = None,
+        priority: ReplyPriority | None = None,
     ) -> None:
         self._store = store
         self._index = index
         self._embedder = embedder
         self._settings = settings
+        # A person waits for "remember" and undo: their model calls do not give way.
         self._parts = WriteParts(store, index, embedder, llm, settings.pipeline())
+        # The queue's do: they wait while replies are in progress, and commit in groups.
+        self._priority = priority or ReplyPriority()
+        self._queue_parts = WriteParts(
+            store,
+            index,
+            embedder,
+            BackgroundModel(llm, self._priority),
+            settings.pipeline(),
+        )
         self._clock = clock or utc_now
         self._commit_locks = KeyedLocks()
+        self._group_commit = GroupCommitter(
+            self._queue_parts,
+            self._commit_locks,
+            max_group=settings.max_group_commit,
+            priority=self._priority,
+        )
         lease = timedelta(seconds=settings.claim_lease_seconds)
         self._queue = queue or StoreWriteQueue(store, lease=lease, clock=self._clock)
         self.worker = QueueWorker(
@@ -227,6 +249,7 @@ class MemoryWriter:
         """Stop the worker after a short grace (a write cut off stays queued, and is learned
         after the next start); the parts belong to whoever built them."""
         await self.worker.aclose(grace_seconds=self._settings.shutdown_grace_seconds)
+        await self._group_commit.aclose()
 
     async def _erase_physically(self, fact_ids: Sequence[int]) -> None:
         """After the SQLite commit (the truth): the vector rows out of every index file, and
@@ -252,16 +275,16 @@ class MemoryWriter:
             )
 
     async def _process_claimed(self, pending: PendingWrite, worker: str) -> bool:
-        """Plan (LLM calls, no lock), then commit under the person's commit lock."""
+        """Plan (model calls, no lock, giving way to replies), then commit with whatever
+        else is ready, under the owners' commit locks (group commit)."""
         scope = Scope(pending.owner, pending.room, self._settings.scope_mode)
         claim = QueueClaim(pending.id, worker)
         message = MessageInput(
             scope, pending.text, pending.message_time, pending.source_message_id, claim
         )
         try:
-            plan = await plan_message(self._parts, message)
-            async with self._commit_locks.hold(pending.owner):
-                outcome = await commit(self._parts, message, FactSource.EXTRACTED, plan)
+            plan = await plan_message(self._queue_parts, message)
+            outcome = await self._group_commit.commit(message, FactSource.EXTRACTED, plan)
         except Exception as error:  # anything: the message stays queued, nothing is lost
             await self._reschedule(pending, worker, error)
             return False

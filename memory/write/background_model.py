@@ -1,0 +1,42 @@
+"""The write path's model calls wait their turn behind replies.
+
+A local model server answers few requests at once: a background extraction queued just
+before a reply's request makes that reply wait for it. Each background call therefore goes
+through :meth:`memory.priority.ReplyPriority.background`: while replies are in progress it
+waits for them (bounded, see there), so what is queued at the server is the reply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from memory.llm import ChatMessage, LanguageModel
+from memory.priority import ReplyPriority
+
+
+class BackgroundModel:
+    """A :class:`LanguageModel` whose calls give way to replies; the model is not owned."""
+
+    def __init__(self, model: LanguageModel, priority: ReplyPriority) -> None:
+        self._model = model
+        self._priority = priority
+
+    @property
+    def model_name(self) -> str:
+        return self._model.model_name
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        json_schema: Mapping[str, Any] | None = None,
+        temperature: float | None = None,
+    ) -> str:
+        async with self._priority.background():
+            return await self._model.complete(
+                messages, json_schema=json_schema, temperature=temperature
+            )
+
+    async def aclose(self) -> None:
+        """The model belongs to whoever built it."""
