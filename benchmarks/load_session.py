@@ -121,7 +121,7 @@ class InstantModel:
         self,
         messages: Sequence[Any],
         *,
-        kind: object = None,  # memory.llm.CallKind; imported late, after put_code_first
+        kind: Any = None,
         json_schema: Mapping[str, Any] | None = None,
         temperature: float | None = None,
     ) -> str:

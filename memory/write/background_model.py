@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memory.llm import ChatMessage, LanguageModel
+from memory.llm import CallKind, ChatMessage, LanguageModel
 from memory.priority import ReplyPriority
 
 
@@ -30,12 +30,13 @@ class BackgroundModel:
         self,
         messages: Sequence[ChatMessage],
         *,
+        kind: CallKind = CallKind.REPLY,
         json_schema: Mapping[str, Any] | None = None,
         temperature: float | None = None,
     ) -> str:
         async with self._priority.background():
             return await self._model.complete(
-                messages, json_schema=json_schema, temperature=temperature
+                messages, kind=kind, json_schema=json_schema, temperature=temperature
             )
 
     async def aclose(self) -> None:
