@@ -1,8 +1,10 @@
 """Keeping the vector index in step with SQLite after a commit, and repairing it (reconcile).
 
 SQLite commits first; the index is written after. If the process dies in between, the index
-is missing a row or holds a stale one, and :func:`reconcile` (run at start-up and on a
-schedule) makes it match SQLite again.
+is missing a row or holds a stale one, and :func:`reconcile` (run at start-up, on a schedule
+and to rebuild a broken index) makes it match SQLite again. It writes without the people's
+commit locks, so each of its writes passes the store's erasure gate: a fact forgotten since
+reconcile read it is never written back (:mod:`memory.store.erasure_gate`).
 """
 
 from __future__ import annotations
@@ -100,8 +102,22 @@ async def _repair(
     await index.delete(stale)
     for start in range(0, len(to_embed), batch_size):
         batch = to_embed[start : start + batch_size]
-        await index_facts(index, embedder, batch)
+        vectors = await embedder.embed([fact.text for fact in batch])
+        written = await _write_still_active(
+            store, index, to_indexed(batch, vectors, embedder.model_name)
+        )
         async with store.transaction() as transaction:
-            await transaction.facts.set_embedding_model(
-                [fact.id for fact in batch], embedder.model_name
-            )
+            await transaction.facts.set_embedding_model(written, embedder.model_name)
+
+
+async def _write_still_active(
+    store: Store, index: VectorIndex, rows: list[IndexedFact]
+) -> list[int]:
+    """Write the rows whose facts are still active, read again inside the erasure gate (a
+    forget may have come since they were read); the ids written."""
+    async with store.erasure.refilling():
+        async with store.read() as transaction:
+            active = await transaction.facts.admin_active_ids([row.fact_id for row in rows])
+        kept = [row for row in rows if row.fact_id in active]
+        await index.upsert(kept)
+    return [row.fact_id for row in kept]

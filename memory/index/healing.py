@@ -6,8 +6,8 @@ again from disk (:func:`~memory.index.lance.verify_files`); if they are broken, 
 aside, an empty index is created in its place, the moved-aside copy is deleted (it may hold
 forgotten rows), and ``refill`` (reconcile, injected by the composition root) fills the new
 index in the background. One log line says what happened. Searches fail meanwhile (recall
-answers without memories), writes go to the new index, and ``erase`` waits for the refill so
-that nothing it erases is written back by it.
+answers without memories), and writes and erasures go to the new index (the refill writes
+through the store's erasure gate, so nothing a forget erases is written back by it).
 
 An error of a readable index (a full disk, say) is passed on unchanged: no rebuild for that.
 """
@@ -195,17 +195,15 @@ class HealingIndex:
         await self._guarded(lambda index: index.delete(fact_ids))
 
     async def erase(self, fact_ids: Sequence[int]) -> None:
-        # The refill reads the database once at its start: it could write back a fact
-        # erased meanwhile. Erasing after it ends removes that too.
-        await self.wait_rebuilt()
+        # A refill running meanwhile writes through the store's erasure gate, which the
+        # forget holds around this call: it cannot write an erased fact back.
         try:
             await self._index.erase(fact_ids)
         except VectorIndexError:
             if not await self.heal_if_broken(after_error=True):
                 raise
-            # The broken files are deleted and the refill reads the database after the
-            # forget: the rows are gone as asked.
-            await self.wait_rebuilt()
+            # The broken files are deleted, and the refill writes only facts still active
+            # after the forget: the rows are gone as asked.
 
     async def search(
         self,

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.store.conversation import TurnRepository
 from memory.store.database import Database, read_only_sqlite_url, sqlite_url
+from memory.store.erasure_gate import ErasureGate
 from memory.store.facts import EventDraft, FactRepository, utc_now, visible_in
 from memory.store.forgetting import Erased, ForgetRepository
 from memory.store.migrations import require_current_schema, upgrade_schema
@@ -21,6 +22,7 @@ from memory.store.schema import SettingRow
 __all__ = [
     "Database",
     "Erased",
+    "ErasureGate",
     "EventDraft",
     "FactRepository",
     "ForgetRepository",
@@ -76,6 +78,8 @@ class Store:
 
     def __init__(self, database: Database) -> None:
         self.database = database
+        # A forget's index erasure against reconcile's index writes (see ErasureGate).
+        self.erasure = ErasureGate()
 
     @classmethod
     async def open(cls, path: Path | str, *, migrate: bool = True) -> Store:

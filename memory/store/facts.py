@@ -349,6 +349,15 @@ class FactRepository:
         query = select(FactRow).where(FactRow.status == FactStatus.ACTIVE.value)
         return [to_fact(row) for row in (await self.session.scalars(query)).all()]
 
+    async def admin_active_ids(self, fact_ids: Sequence[int]) -> set[int]:
+        """Which of these facts, of any scope, are active now. Reconcile use only."""
+        if not fact_ids:
+            return set()
+        query = select(FactRow.id).where(
+            FactRow.id.in_(list(fact_ids)), FactRow.status == FactStatus.ACTIVE.value
+        )
+        return set((await self.session.scalars(query)).all())
+
     async def admin_changed_facts_since(
         self, since: datetime | None, *, also_ids: Sequence[int] = ()
     ) -> list[Fact]:

@@ -257,7 +257,9 @@ class MemoryWriter:
         says what SQLite did, and the index heals (rebuilt from SQLite)."""
         if fact_ids:
             try:
-                await self._index.erase(fact_ids)
+                # Alone: reconcile's writes (without our commit lock) wait, then re-read.
+                async with self._store.erasure.erasing():
+                    await self._index.erase(fact_ids)
             except VectorIndexError as error:
                 log.error(
                     "forgotten facts %s are erased in SQLite but not yet from the vector "

@@ -3,7 +3,6 @@ while running, with one log line, and searches fail (recall degrades) only meanw
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -16,10 +15,13 @@ from memory.embedding import FastEmbedEmbedder
 from memory.errors import VectorIndexError
 from memory.index import HealingIndex, IndexedFact, IndexRebuildingError, LanceFactIndex
 from memory.indexing import index_facts, reconcile
+from memory.llm import ScriptedLanguageModel
 from memory.records import NewFact
 from memory.scope import Scope
 from memory.store import Store
+from memory.write import MemoryWriter, WriteSettings
 from tests.memory.index_damage import DAMAGE, damage, moved_aside_copies
+from tests.memory.paused_parts import PausedEmbedder
 from tests.memory.raw_bytes import files_containing
 
 ALICE = Scope("console:alice", "console:room1")
@@ -122,32 +124,28 @@ async def test_an_error_of_a_readable_index_is_passed_on_without_a_rebuild(
     await index.aclose()
 
 
-async def test_erase_during_a_rebuild_waits_so_the_refill_cannot_write_the_fact_back(
+async def test_a_forget_during_a_rebuild_is_not_written_back_by_the_refill(
     memory: Memory,
 ) -> None:
-    snapshot_taken, forgotten = asyncio.Event(), asyncio.Event()
+    paused = PausedEmbedder(memory.embedder)
 
-    async def slow_refill(rebuilt: LanceFactIndex) -> None:
-        # What reconcile does, with a pause between reading SQLite and writing the index.
-        async with memory.store.transaction() as transaction:
-            active = await transaction.facts.admin_active_facts()
-        snapshot_taken.set()
-        await forgotten.wait()
-        await index_facts(rebuilt, memory.embedder, active)
+    async def refill(rebuilt: LanceFactIndex) -> None:
+        await reconcile(memory.store, rebuilt, paused)
 
-    index = await HealingIndex.open(memory.folder, dimension=384, refill=slow_refill)
+    index = await HealingIndex.open(memory.folder, dimension=384, refill=refill)
+    writer = MemoryWriter(
+        memory.store, index, memory.embedder, ScriptedLanguageModel(), WriteSettings()
+    )
     damage(memory.folder, "zeroed")
     with pytest.raises(IndexRebuildingError):
         await memory.sister_hits(index)
-    await snapshot_taken.wait()
-    async with memory.store.transaction() as transaction:
-        assert await transaction.facts.erase(ALICE, 2) == [2]
+    await paused.entered.wait()  # the refill read all three facts as active
 
-    erasing = asyncio.create_task(index.erase([2]))
-    await asyncio.sleep(0.1)
-    assert not erasing.done(), "erase must wait for the rebuild"
-    forgotten.set()
-    await erasing
+    # The forget does not wait for the rebuild; the refill writes only what is still active.
+    assert await writer.forget(ALICE, 2)
+    assert index.rebuilding
+    paused.gate.set()
+    await index.wait_rebuilt()
 
     assert set(await index.indexed_models()) == {1, 3}
     assert files_containing(memory.folder, "Anna") == []

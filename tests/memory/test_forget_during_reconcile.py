@@ -1,0 +1,82 @@
+"""A forget that falls between reconcile's reading of SQLite and its writing of the index
+leaves no word of the fact in the index files: reconcile's writes pass the store's erasure
+gate, which a forget's erasure holds alone. Each order is forced with a gate in the test."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from memory.embedding import FastEmbedEmbedder
+from memory.index import LanceFactIndex
+from memory.indexing import reconcile
+from memory.llm import ScriptedLanguageModel
+from memory.records import NewFact
+from memory.scope import Scope
+from memory.store import Store
+from memory.write import MemoryWriter, WriteSettings
+from tests.memory.paused_parts import PausedEmbedder, PausedIndex
+from tests.memory.raw_bytes import files_containing
+
+ALICE = Scope("console:alice", "console:room1")
+SECRET = "My passphrase is PERSIMMON-7"
+TOKEN = "PERSIMMON-7"
+
+
+async def _facts_not_yet_indexed(store: Store) -> tuple[int, int]:
+    async with store.transaction() as transaction:
+        secret = await transaction.facts.add(ALICE, NewFact(SECRET))
+        kept = await transaction.facts.add(ALICE, NewFact("I live in Paris"))
+    return secret.id, kept.id
+
+
+async def _committed(store: Store, fact_id: int) -> None:
+    while True:
+        async with store.read() as transaction:
+            if not await transaction.facts.admin_active_ids([fact_id]):
+                return
+        await asyncio.sleep(0.01)
+
+
+async def test_a_fact_forgotten_while_reconcile_embeds_it_is_not_written_back(
+    store: Store, embedder: FastEmbedEmbedder, tmp_path: Path
+) -> None:
+    index = await LanceFactIndex.open(tmp_path / "index", dimension=384)
+    secret_id, kept_id = await _facts_not_yet_indexed(store)
+    paused = PausedEmbedder(embedder)
+    writer = MemoryWriter(store, index, embedder, ScriptedLanguageModel(), WriteSettings())
+
+    reconciling = asyncio.create_task(reconcile(store, index, paused))
+    await paused.entered.wait()  # reconcile has read both facts as active
+    assert await writer.forget(ALICE, secret_id)
+    paused.gate.set()
+    report = await reconciling
+
+    assert report.missing == 2
+    assert set(await index.indexed_models()) == {kept_id}
+    assert files_containing(tmp_path / "index", TOKEN) == []
+    assert (await reconcile(store, index, embedder)).in_step
+    await index.aclose()
+
+
+async def test_a_forget_during_reconciles_index_write_erases_after_it(
+    store: Store, embedder: FastEmbedEmbedder, tmp_path: Path
+) -> None:
+    index = PausedIndex(await LanceFactIndex.open(tmp_path / "index", dimension=384))
+    secret_id, kept_id = await _facts_not_yet_indexed(store)
+    writer = MemoryWriter(store, index, embedder, ScriptedLanguageModel(), WriteSettings())
+
+    reconciling = asyncio.create_task(reconcile(store, index, embedder))
+    await index.upsert_entered.wait()  # re-read inside the gate: both facts still active
+    forgetting = asyncio.create_task(writer.forget(ALICE, secret_id))
+    await _committed(store, secret_id)
+    # Without the gate the erase would run now and the paused write put the fact back.
+    await asyncio.sleep(0.2)
+    assert not index.erase_entered.is_set(), "the erase must wait for reconcile's write"
+    index.gate.set()
+    await reconciling
+    assert await forgetting
+
+    assert set(await index.indexed_models()) == {kept_id}
+    assert files_containing(tmp_path / "index", TOKEN) == []
+    await index.aclose()
