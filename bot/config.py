@@ -178,6 +178,8 @@ class SchedulerSettings(Section):
     storage_interval_minutes: int = Field(360, ge=1)
     conversation_retention_days: int = Field(30, ge=1)
     deleted_fact_retention_days: int = Field(90, ge=1)
+    # The database copies a schema upgrade makes; a forget deletes them all at once.
+    upgrade_backup_retention_days: int = Field(30, ge=1)
 
 
 class LoggingSettings(Section):

@@ -1,6 +1,7 @@
 """Background maintenance on APScheduler: consolidation, index reconcile, retry of queued
 memory writes, purge of old conversation turns and soft-deleted facts, and storage upkeep
-(the index compacted to its latest version, the database's free pages given back).
+(the index compacted to its latest version, the database's free pages given back, copies
+made before schema upgrades deleted after their retention).
 
 Jobs are coroutines on the bot's own event loop; they write in short transactions and yield,
 so replies are never kept waiting. Intervals come from the ``scheduler`` config section and
@@ -210,11 +211,19 @@ def purge_job(
     return Job(PURGE, timedelta(minutes=settings.purge_interval_minutes), run)
 
 
-def storage_job(config: Config, store: Store, index: VectorIndex) -> Job:
+def storage_job(
+    config: Config, store: Store, index: VectorIndex, clock: Callable[[], datetime] = utc_now
+) -> Job:
+    retention = timedelta(days=config.scheduler.upgrade_backup_retention_days)
+
     async def run() -> str:
         await index.optimize()
         freed = await give_back_free_pages(store.database)
-        return f"index compacted; {freed / MEBIBYTE:.1f} MiB of free database pages given back"
+        expired = await store.expire_backups(older_than=clock() - retention)
+        return (
+            f"index compacted; {freed / MEBIBYTE:.1f} MiB of free database pages given back; "
+            f"{expired} expired pre-upgrade copies deleted"
+        )
 
     return Job(STORAGE, timedelta(minutes=config.scheduler.storage_interval_minutes), run)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from sqlalchemy import select
@@ -16,6 +17,7 @@ from memory.store.erasure_gate import ErasureGate
 from memory.store.facts import EventDraft, FactRepository, utc_now, visible_in
 from memory.store.forgetting import Erased, ForgetRepository
 from memory.store.migrations import require_current_schema, upgrade_schema
+from memory.store.migrations.backup import delete_backups, expire_backups
 from memory.store.pending import PendingWriteRepository
 from memory.store.schema import SettingRow
 
@@ -117,8 +119,18 @@ class Store:
 
     async def scrub(self) -> None:
         """Make rows deleted so far unrecoverable from the database's files: called after a
-        forget commits, before "done" is answered (see docs/write-queue.md, section 3)."""
+        forget commits, before "done" is answered (see docs/write-queue.md, section 3). The
+        copies made before schema upgrades hold them too: they are deleted."""
+        await delete_backups(
+            self.database.path,
+            "a forget erased facts that it still held (forgotten means gone from every file)",
+        )
         await self.database.truncate_wal()
+
+    async def expire_backups(self, *, older_than: datetime) -> int:
+        """Delete the copies made before schema upgrades that are older than ``older_than``
+        (the storage job); how many were deleted."""
+        return len(await expire_backups(self.database.path, older_than=older_than))
 
     async def aclose(self) -> None:
         await self.database.aclose()

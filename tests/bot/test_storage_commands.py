@@ -4,6 +4,7 @@ gives it back."""
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from memory.indexing import index_facts
 from memory.records import NewFact
 from memory.scope import Scope
 from memory.store import Store
+from memory.store.migrations.backup import backup_path, backup_sqlite, backups_of
 from memory.store.space import database_space, switch_to_incremental_vacuum
 from tests.bot.core.harness import make_config
 from tests.conftest import LOCAL_MODEL_DIRECTORY
@@ -128,5 +130,27 @@ async def test_the_scheduled_storage_job_compacts_and_gives_pages_back(tmp_path:
     after = await database_space(store.database)
     assert after is not None and after.free_bytes == 0
     assert await index.version_count() == 1
+    await index.aclose()
+    await store.aclose()
+
+
+async def test_the_storage_job_deletes_pre_upgrade_copies_past_their_retention(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = make_config(tmp_path / "data")
+    store = await Store.open(config.storage.database_path)
+    index = await LanceFactIndex.open(config.storage.index_path, dimension=384)
+    database = config.storage.database_path
+    now = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    old = backup_path(database, "0002", "0003", now=now - timedelta(days=31))
+    young = backup_path(database, "0003", "0004", now=now - timedelta(days=29))
+    for copy in (old, young):
+        await backup_sqlite(database, copy)
+
+    summary = await storage_job(config, store, index, clock=lambda: now).run()
+
+    assert "1 expired pre-upgrade copies deleted" in summary
+    assert backups_of(database) == [young]
+    assert f"deleted the pre-upgrade copy {old}: made before 2026-10-31 12:00 UTC" in caplog.text
     await index.aclose()
     await store.aclose()

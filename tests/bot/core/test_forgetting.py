@@ -17,6 +17,7 @@ from memory.llm import LanguageModelUnavailable
 from memory.records import Action, Actor, FactStatus
 from memory.scope import Scope
 from memory.store import Store
+from memory.store.migrations.backup import backup_path, backup_sqlite
 from memory.store.schema import Base
 from tests.bot.core.harness import Harness, fact, open_harness
 from tests.memory.write.gated import is_extraction, until
@@ -92,6 +93,25 @@ async def test_forget_one_fact_erases_its_versions_events_and_source_turns(bot: 
     prompt = bot.last_reply_prompt()
     assert "Miso" in prompt
     assert not any(word in prompt for word in ("ZEBRA", "4417", "OKAPI", "9982"))
+
+
+async def test_a_forget_deletes_the_copies_made_before_schema_upgrades(
+    bot: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    data = bot.app.config.storage.data_dir
+    bot.mind.facts["My bank PIN is 8812 LYCHEE."] = [fact("My bank PIN is 8812 LYCHEE")]
+    await bot.say("alice", "My bank PIN is 8812 LYCHEE.")
+    database = bot.app.config.storage.database_path
+    copy = backup_path(database, "0003", "0004")
+    await backup_sqlite(database, copy)  # what an upgrade leaves beside the database
+    assert copy in files_with(data, "LYCHEE")
+
+    pin = await fact_id(bot, ALICE_DM, "My bank PIN is 8812 LYCHEE")
+    assert await bot.say("alice", f"!memory forget {pin}") == f"Forgotten for good: #{pin}."
+
+    assert files_with(data, "LYCHEE") == []
+    assert not copy.exists()
+    assert f"deleted the pre-upgrade copy {copy}: a forget erased facts" in caplog.text
 
 
 async def test_forget_all_erases_facts_events_turns_and_queued_writes_of_the_scope(
