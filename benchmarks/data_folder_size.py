@@ -1,12 +1,15 @@
 """The data folder's size against the live data, after a long life of single messages.
 
     .venv/bin/python -m benchmarks.data_folder_size [--facts 100000] [--people 100]
-        [--updates 10000] [--forget-people 10] [--single-forgets 20] [--json OUT]
+        [--updates 10000] [--forget-people 10] [--single-forgets 20] [--at-once 1]
+        [--json OUT]
 
 Every fact arrives as its own message through the write path (``MemoryWriter.accept``: the
 turn and the queued write; then the queue worker: extraction, candidates from the index,
 decision, one commit, the index write, compaction every 32 writes), from ``--people``
-people in turn, each message learned before the next is sent. The model is a scripted stand-in that
+people in turn, each message learned before the next is sent (``--at-once N``: N people's
+messages are taken in before the worker is waited for, as when N people talk at once; the
+worker then commits them in groups). The model is a scripted stand-in that
 answers as a good model would (the fact of the message; UPDATE of the fact it replaces;
 ADD otherwise); the embedder is the hashing test model (384 dimensions, as the real one):
 this measures storage, not language. Then ``--updates`` messages replace earlier facts,
@@ -15,7 +18,8 @@ and ``--single-forgets`` single ``forget <n>``, through ``MemoryWriter.forget_al
 ``forget`` (SQLite erase, index erase, WAL truncated). After each phase the scheduled
 storage job runs (index compaction, free pages given back), and the folder, the live size
 (SQLite pages in use + index rows and indices of the current version) and the search
-latency (p50 of 200 scoped searches, as recall does them) are printed. The people's turns
+latency (p50 of 200 scoped searches, as recall does them) are printed, with what the process
+handed to ``write`` during the phase (``wchar``: SQLite and the index). The people's turns
 are stored as the bot stores them (the bot keeps them 30 days; no purge runs here).
 """
 
@@ -111,6 +115,15 @@ class Phase:
     index_mib: float
     ratio: float
     search_p50_ms: float
+    written_mib: float
+
+
+def bytes_written() -> int:
+    """What this process has handed to write() so far (page cache or disk alike)."""
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("wchar:"):
+            return int(line.split()[1])
+    raise RuntimeError("/proc/self/io has no wchar line")
 
 
 def person(number: int) -> Scope:
@@ -137,10 +150,13 @@ class Bench:
         self.writer = MemoryWriter(store, index, self.embedder, StandInModel(), WriteSettings())
         self.writer.start()
         self.started = time.perf_counter()
+        self.written_before = bytes_written()
 
-    async def say(self, number: int, text: str) -> None:
-        scope = person(number % self.people)
-        await self.writer.accept(scope, SAYS + text, message_time=datetime.now(UTC))
+    async def say(self, said: Sequence[tuple[int, str]]) -> None:
+        """Each (friend number, text) its own message, of the person the number gives."""
+        for number, text in said:
+            scope = person(number % self.people)
+            await self.writer.accept(scope, SAYS + text, message_time=datetime.now(UTC))
         await self.writer.drain()
 
     async def forget(self, scope: Scope, fact_id: int | None) -> None:
@@ -167,9 +183,11 @@ class Bench:
             round(index.live_bytes / 2**20, 1),
             round(folder / live, 2),
             round(await search_p50_ms(self.index, self.embedder, self.people), 1),
+            round((bytes_written() - self.written_before) / 2**20, 1),
         )
         print(phase, flush=True)
         self.started = time.perf_counter()
+        self.written_before = bytes_written()
         return phase
 
 
@@ -180,14 +198,20 @@ async def run(arguments: argparse.Namespace, data_dir: Path) -> list[Phase]:
     bench = Bench(data_dir, store, index, arguments.people)
     phases = []
     try:
-        for number in range(arguments.facts):
-            await bench.say(number, fact_text(number))
-            if (number + 1) % 5000 == 0:
-                print(f"  {number + 1} facts", flush=True)
+        at_once = arguments.at_once
+        for first in range(0, arguments.facts, at_once):
+            numbers = range(first, min(first + at_once, arguments.facts))
+            await bench.say([(number, fact_text(number)) for number in numbers])
+            if (first + at_once) // 5000 > first // 5000:
+                print(f"  {numbers[-1] + 1} facts", flush=True)
         phases.append(await bench.measure(f"{arguments.facts} facts added"))
-        for step in range(arguments.updates):
-            number = (step * 7919) % arguments.facts
-            await bench.say(number, fact_text(number, version=1 + step // arguments.facts))
+        for first in range(0, arguments.updates, at_once):
+            steps = range(first, min(first + at_once, arguments.updates))
+            updated = [(step * 7919) % arguments.facts for step in steps]
+            versions = [1 + step // arguments.facts for step in steps]
+            await bench.say(
+                [(n, fact_text(n, version=v)) for n, v in zip(updated, versions, strict=True)]
+            )
         phases.append(await bench.measure(f"{arguments.updates} updates"))
         for number in range(arguments.forget_people):
             await bench.forget(person(number), None)
@@ -211,6 +235,7 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=10_000)
     parser.add_argument("--forget-people", type=int, default=10)
     parser.add_argument("--single-forgets", type=int, default=20)
+    parser.add_argument("--at-once", type=int, default=1, help="messages taken in per drain")
     parser.add_argument("--json", type=Path, help="also write the results here")
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="mnemo-size-") as workdir:

@@ -5,13 +5,16 @@ cannot rebuild from SQLite, and they hold the bytes of deleted rows, so every co
 removes them. Removing files a search still reads would break it, so searches hold a shared
 lock and the removal an exclusive one (one process per data folder: other processes are not
 guarded).
+
+Compaction merges only the small fragments single writes add (``pylance``, the Lance that
+``lancedb`` embeds: its compaction takes options, LanceDB's ``optimize()`` does not and
+merges every fragment under a million rows, i.e. rewrites the whole table every time).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -19,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import aiorwlock
+import lance
 import lancedb
 import numpy as np
 import numpy.typing as npt
@@ -38,10 +42,10 @@ SCOPE_CACHE_ROWS = 50_000
 # What LanceDB raises for unreadable files (a zeroed manifest gives a KeyError: no columns).
 LANCE_ERRORS = (OSError, RuntimeError, ValueError, LookupError, pa.ArrowException)
 COLUMNS = ("fact_id", "owner_digest", "room_digest", "text", "model", "vector")
-# Compaction keeps versions younger than this; the prune that follows removes them all.
-_KEEP_DURING_COMPACTION = timedelta(days=3650)
-# Removing every old version at once is what we want (the lock above guards our readers).
-warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)", category=UserWarning)
+# Compaction rewrites only fragments of fewer rows than this (and those with many deleted
+# rows): the tail that single writes leave, never the large fragments a bulk load or an
+# erase writes. Writes per learned fact and search time are in docs/benchmarks.md.
+COMPACTION_TARGET_ROWS = 8_192
 
 
 def _schema(dimension: int) -> pa.Schema:
@@ -404,15 +408,30 @@ class LanceFactIndex:
             await self._optimize()
 
     async def _optimize(self) -> None:
-        # Compaction and index refresh run beside searches; only the removal of the old
-        # versions' files (a no-op compaction and the prune) waits for them to finish.
-        await self._table.optimize(cleanup_older_than=_KEEP_DURING_COMPACTION)
+        # Compaction and index refresh run beside searches (which stay on the version they
+        # opened); only the removal of the old versions' files waits for them to finish.
+        dataset = table_folder(self.path)
+        await asyncio.to_thread(_compact_small_fragments, dataset)
+        await self._table.checkout_latest()
         async with self._files_lock.writer:
-            await self._table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+            await asyncio.to_thread(_remove_old_versions, dataset)
         self._writes_since_optimize = 0
 
     async def aclose(self) -> None:
         self._table.close()
+
+
+def _compact_small_fragments(dataset: Path) -> None:
+    table = lance.dataset(str(dataset))
+    table.optimize.compact_files(target_rows_per_fragment=COMPACTION_TARGET_ROWS)
+    table.optimize.optimize_indices()
+
+
+def _remove_old_versions(dataset: Path) -> None:
+    # Files of failed writes too (delete_unverified): no other process writes this folder.
+    lance.dataset(str(dataset)).cleanup_old_versions(
+        older_than=timedelta(0), delete_unverified=True
+    )
 
 
 def table_folder(path: Path | str) -> Path:
