@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import timedelta
 
 from bot.components import build_language_model, build_reranker, open_memory, recall_settings
 from bot.config import Config
@@ -74,6 +75,7 @@ def core_settings(config: Config) -> CoreSettings:
         rate_limit_per_minute=config.chat.rate_limit_per_minute,
         history_turns=config.chat.history_turns,
         temperature=config.llm.temperature,
+        edit_window=timedelta(hours=config.chat.edit_window_hours),
     )
 
 

@@ -109,6 +109,15 @@ class ChatSettings(Section):
     max_message_chars: int = Field(4000, ge=100)
     rate_limit_per_minute: int = Field(20, ge=1)
     history_turns: int = Field(12, ge=0, le=200)
+    edit_window_hours: float = Field(
+        24.0, ge=0, description="an edit of an older message is not taken as a correction"
+    )
+    catch_up_hours: float = Field(
+        24.0, ge=0, description="after a restart, learn from messages this recent (0: none)"
+    )
+    catch_up_messages: int = Field(
+        50, ge=0, le=1000, description="after a restart, learn from at most this many per room"
+    )
 
 
 class SearchSettings(Section):

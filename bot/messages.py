@@ -22,7 +22,7 @@ def valid_text(text: str) -> str:
     return text
 
 
-def make_strings_valid(record: IncomingMessage | OutgoingMessage) -> None:
+def make_strings_valid(record: IncomingMessage | OutgoingMessage | MessageEdit) -> None:
     for each in fields(record):
         value = getattr(record, each.name)
         if isinstance(value, str):
@@ -103,3 +103,33 @@ class OutgoingMessage:
     def __post_init__(self) -> None:
         # A model's JSON can hold "\\udc80" too; no adapter can send that.
         make_strings_valid(self)
+
+
+@dataclass(frozen=True, slots=True)
+class MessageEdit:
+    """A person changed the text of an earlier message (``message_id``) to ``text``.
+
+    ``user_key`` is who edited it: an edit by anyone but the author changes nothing.
+    """
+
+    platform: str
+    user_key: str
+    room_key: str
+    message_id: str
+    text: str
+    time: datetime
+
+    def __post_init__(self) -> None:
+        make_strings_valid(self)
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDeletion:
+    """A message was deleted. ``deleted_by`` is who deleted it, or None when the platform does
+    not say (Discord): then it counts as the author's own deletion."""
+
+    platform: str
+    room_key: str
+    message_id: str
+    deleted_by: str | None
+    time: datetime

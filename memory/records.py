@@ -122,3 +122,4 @@ class PendingWrite:
     created_at: datetime
     claimed_by: str | None = None
     claimed_until: datetime | None = None
+    corrects: bool = False

@@ -1,9 +1,13 @@
 """The Matrix adapter: a sync loop whose callbacks only filter and normalise events.
 
-Pipeline per message: accept (own, old, edited, not allowed -> dropped) -> normalise to an
-:class:`IncomingMessage` -> the core answers under a typing notice -> deliver as Matrix
-replies. Messages of one room are answered in order, so a fact told before a question is
-known when the question is answered; rooms do not wait for each other.
+Pipeline per message: accept (own, not allowed -> dropped) -> normalise to an
+:class:`IncomingMessage` (with the messages it replies to, and how much of the room's history
+everyone can read) -> the core answers under a typing notice -> deliver as Matrix replies.
+An edit (``m.replace``) and a redaction go to the core as corrections, never answered (an
+applied edit gets a reaction); someone leaving a room takes their turns there with them.
+Events of one room are handled in order, so a fact told before a question is known when the
+question is answered; rooms do not wait for each other. After a restart, what was said in the
+sync gap is learned from, not answered (``catch_up``), before the room's new messages.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from nio import (
@@ -24,21 +29,34 @@ from nio import (
     MegolmEvent,
     ProfileGetDisplayNameResponse,
     ProfileSetDisplayNameResponse,
-    RoomGetEventResponse,
+    RedactionEvent,
     RoomMemberEvent,
     RoomMessageText,
     SyncError,
     SyncResponse,
 )
+from nio.responses import Timeline
 
 from adapters.matrix.allowlist import AllowList
+from adapters.matrix.catch_up import CatchUpBounds, gap_events, newest_for_the_bot
 from adapters.matrix.delivery import Deliverer
 from adapters.matrix.direct import DirectRooms, is_direct_invite
 from adapters.matrix.errors import MatrixLoginError
-from adapters.matrix.normalise import TextEvent, room_id_of, to_incoming
+from adapters.matrix.history import MemberHistory
+from adapters.matrix.normalise import (
+    TextEvent,
+    room_id_of,
+    room_key,
+    time_of,
+    to_deletion,
+    to_edit,
+    to_incoming,
+    user_key,
+)
+from adapters.matrix.quotes import QuoteFetcher
 from adapters.matrix.relations import relations_of
 from adapters.matrix.typing_notice import typing_notice
-from bot.messages import IncomingMessage, OutgoingMessage
+from bot.messages import IncomingMessage, MessageDeletion, MessageEdit, OutgoingMessage
 
 logger = logging.getLogger(__name__)
 
@@ -52,10 +70,21 @@ PRIVATE_NO_DM_NOTICE = (
     "That answer is private and we have no direct chat yet: invite me to one and ask there."
 )
 FAILURE_NOTICE = "Sorry, something went wrong while I was answering. Please try again."
+# The reaction to an edit the bot took as a correction: it does not answer an edit again.
+EDIT_REACTION = "✏️"
+GONE = frozenset({"leave", "ban"})
 
 
 class ConversationCore(Protocol):
     async def handle(self, message: IncomingMessage) -> list[OutgoingMessage]: ...
+
+    async def handle_edit(self, edit: MessageEdit) -> bool: ...
+
+    async def handle_deletion(self, deletion: MessageDeletion) -> bool: ...
+
+    async def catch_up(self, message: IncomingMessage) -> bool: ...
+
+    async def handle_departure(self, room_key: str, user_key: str) -> None: ...
 
 
 class MatrixAdapter:
@@ -67,12 +96,16 @@ class MatrixAdapter:
         *,
         max_message_chars: int,
         display_name: str | None = None,
+        catch_up: CatchUpBounds | None = None,
     ) -> None:
         self._client = client
         self._core = core
         self._allowed_users = allowed_users
         self._deliverer = Deliverer(client, max_message_chars)
         self._direct = DirectRooms(client)
+        self._history = MemberHistory()
+        self._quotes = QuoteFetcher(client)
+        self._catch_up_bounds = catch_up or CatchUpBounds()
         self._wanted_display_name = display_name
         self._display_name: str | None = None
         self._room_locks: dict[str, asyncio.Lock] = {}
@@ -86,7 +119,8 @@ class MatrixAdapter:
         return user_id
 
     async def run(self) -> None:
-        """Sync until cancelled. History from before start-up is skipped, not answered."""
+        """Sync until cancelled. What was said while the bot was away is learned, not answered."""
+        previous_token: str | None = self._client.loaded_sync_token
         # Before the first sync: its full state brings the whole m.direct, even with a token.
         self._client.add_global_account_data_callback(
             self._direct.on_account_data, AccountDataEvent
@@ -95,16 +129,24 @@ class MatrixAdapter:
         # A DM that had a third member becomes a group room for good: checked at each membership
         # change, before the messages after it, and after each sync (its state part too).
         self._client.add_event_callback(self._direct.on_member, RoomMemberEvent)
+        self._client.add_event_callback(self._history.on_member, RoomMemberEvent)
         first = await self._client.sync(timeout=0, full_state=True)
         if not isinstance(first, SyncResponse):
             raise ConnectionError(f"first sync with the homeserver failed: {first}")
         await self._direct.on_sync(first)
+        await self._history.on_sync(first)
         self._client.add_response_callback(self._direct.on_sync, SyncResponse)
+        self._client.add_response_callback(self._history.on_sync, SyncResponse)
         self._display_name = await self._ensure_display_name()
-        # Registered only now: whatever the first sync delivered was said before start-up.
+        # Registered only now: what the first sync delivered is the gap, caught up below.
         self._client.add_event_callback(self._on_text, RoomMessageText)
         self._client.add_event_callback(self._on_undecryptable, MegolmEvent)
+        self._client.add_event_callback(self._on_redaction, RedactionEvent)
+        self._client.add_event_callback(self._on_member, RoomMemberEvent)
         self._client.add_response_callback(self._on_sync_error, SyncError)
+        bounds = self._catch_up_bounds
+        if previous_token and bounds.hours > 0 and bounds.messages_per_room > 0:
+            self._catch_up(first, previous_token)
         self.ready.set()
         logger.info("Matrix adapter ready as %s", self.user_id)
         try:
@@ -186,39 +228,55 @@ class MatrixAdapter:
     async def _on_text(self, room: MatrixRoom, event: RoomMessageText) -> None:
         if not self._accepts(room, event.sender):
             return
-        content: dict[str, Any] = event.source.get("content", {})
-        relations = relations_of(content)
+        text_event = self._text_event(room, event)
+        relations = relations_of(text_event.content)
         if relations.is_edit:
-            # An edit is not a new message: answering it would answer the same thing twice.
+            # An edit is a correction, not a new message: it is never answered again.
+            self._spawn(room.room_id, lambda: self._edit(room, text_event))
             return
-        text_event = TextEvent(
+        # Classified now, when the room is as it was when the message was sent, and again when
+        # the answer starts: a DM only if it was one both times. The same for what of the
+        # room's history everyone in it can read.
+        sent_in_dm = self._in_dm(room, event.sender)
+        since = self._history.shared_since(room, time_of(event.server_timestamp))
+        self._spawn(room.room_id, lambda: self._answer(room, text_event, sent_in_dm, since))
+
+    @staticmethod
+    def _text_event(room: MatrixRoom, event: RoomMessageText) -> TextEvent:
+        return TextEvent(
             room_id=room.room_id,
             event_id=event.event_id,
             sender=event.sender,
             sender_name=room.user_name(event.sender) or event.sender,
-            content=content,
+            content=event.source.get("content", {}),
             server_timestamp_ms=event.server_timestamp,
         )
-        # Classified now, when the room is as it was when the message was sent, and again when
-        # the answer starts: a DM only if it was one both times.
-        sent_in_dm = self._in_dm(room, event.sender)
-        self._spawn(room.room_id, lambda: self._answer(room, text_event, sent_in_dm))
 
     def _in_dm(self, room: MatrixRoom, sender: str) -> bool:
         return self._direct.partner(room) == sender
 
-    async def _answer(self, room: MatrixRoom, event: TextEvent, sent_in_dm: bool) -> None:
+    async def _incoming(
+        self, room: MatrixRoom, event: TextEvent, *, is_direct: bool
+    ) -> IncomingMessage:
         relations = relations_of(event.content)
-        reply_to_bot = await self._is_bot_event(room.room_id, relations.reply_to_event_id)
         names = [name for name in (self._display_name, room.user_name(self.user_id)) if name]
-        message = to_incoming(
+        return to_incoming(
             event,
             relations,
-            is_direct=sent_in_dm and self._in_dm(room, event.sender),
+            is_direct=is_direct,
             bot_user_id=self.user_id,
             bot_names=names,
-            reply_to_bot=reply_to_bot,
+            reply_to_bot=await self._is_bot_event(room.room_id, relations.reply_to_event_id),
         )
+
+    async def _answer(
+        self, room: MatrixRoom, event: TextEvent, sent_in_dm: bool, since: datetime | None
+    ) -> None:
+        message = await self._incoming(
+            room, event, is_direct=sent_in_dm and self._in_dm(room, event.sender)
+        )
+        quoted = await self._quotes.chain(room, relations_of(event.content), since=since)
+        message = replace(message, shared_since=since, quoted=quoted)
         async with typing_notice(self._client, room.room_id):
             try:
                 answers = await self._core.handle(message)
@@ -261,11 +319,99 @@ class MatrixAdapter:
             return False
         if event_id in self._deliverer.sent:
             return True
-        response = await self._client.room_get_event(room_id, event_id)
-        if not isinstance(response, RoomGetEventResponse):
-            return False
-        sender: str = response.event.sender
-        return sender == self.user_id
+        fetched = await self._quotes.fetch(room_id, event_id)
+        return fetched is not None and fetched.sender == self.user_id
+
+    # -- corrections: edits, redactions, departures ---------------------------------------------
+
+    async def _edit(self, room: MatrixRoom, event: TextEvent) -> None:
+        edit = to_edit(event, relations_of(event.content))
+        if edit is None or not await self._core.handle_edit(edit):
+            return
+        await self._deliverer.react(room.room_id, edit.message_id, EDIT_REACTION)
+
+    async def _on_redaction(self, room: MatrixRoom, event: RedactionEvent) -> None:
+        if not self._accepts(room, event.sender) or event.redacts is None:
+            return
+        deletion = to_deletion(room.room_id, event.redacts, event.sender, event.server_timestamp)
+        self._spawn(room.room_id, lambda: self._delete(deletion))
+
+    async def _delete(self, deletion: MessageDeletion) -> None:
+        await self._core.handle_deletion(deletion)
+
+    async def _on_member(self, room: MatrixRoom, event: RoomMemberEvent) -> None:
+        if event.membership in GONE and event.state_key != self.user_id:
+            self._spawn(room.room_id, lambda: self._depart(room.room_id, event.state_key))
+
+    async def _depart(self, room_id: str, member: str) -> None:
+        await self._core.handle_departure(room_key(room_id), user_key(member))
+
+    # -- catch-up after a restart ----------------------------------------------------------
+
+    def _catch_up(self, first: SyncResponse, previous_token: str) -> None:
+        """Learn from the sync gap of every joined room, each before its new messages."""
+        since = datetime.now(UTC) - timedelta(hours=self._catch_up_bounds.hours)
+        for room_id, info in first.rooms.join.items():
+            room = self._client.rooms.get(room_id)
+            if room is None:
+                continue
+
+            async def catch_up(room: MatrixRoom = room, timeline: Timeline = info.timeline) -> None:
+                events = await gap_events(
+                    self._client, room.room_id, timeline, previous_token, since
+                )
+                await self._catch_up_room(room, events)
+
+            self._spawn(room_id, catch_up)
+
+    async def _catch_up_room(self, room: MatrixRoom, events: list[Any]) -> None:
+        if self._direct.was_demoted(room.room_id):
+            # It was a DM until someone else came while the bot was away: which of its
+            # messages were said in private cannot be told apart, so none is taken.
+            logger.info("not catching up on %s: it stopped being a DM while away", room.room_id)
+            return
+        steps: list[IncomingMessage | MessageEdit | MessageDeletion | tuple[str, str]] = []
+        for event in events:
+            steps += await self._gap_step(room, event)
+        messages = [step for step in steps if isinstance(step, IncomingMessage)]
+        kept = newest_for_the_bot(messages, self._catch_up_bounds.messages_per_room)
+        learned = 0
+        for step in steps:
+            if isinstance(step, IncomingMessage):
+                if step.message_id in kept and await self._core.catch_up(step):
+                    learned += 1
+            elif isinstance(step, MessageEdit):
+                await self._core.handle_edit(step)
+            elif isinstance(step, MessageDeletion):
+                await self._core.handle_deletion(step)
+            else:
+                await self._core.handle_departure(*step)
+        if learned:
+            logger.info("learned from %d messages sent in %s while away", learned, room.room_id)
+
+    async def _gap_step(
+        self, room: MatrixRoom, event: Any
+    ) -> list[IncomingMessage | MessageEdit | MessageDeletion | tuple[str, str]]:
+        if isinstance(event, RoomMemberEvent):
+            gone = event.membership in GONE and event.state_key != self.user_id
+            return [(room_key(room.room_id), user_key(event.state_key))] if gone else []
+        if isinstance(event, RedactionEvent):
+            if not self._accepts(room, event.sender) or event.redacts is None:
+                return []
+            return [to_deletion(room.room_id, event.redacts, event.sender, event.server_timestamp)]
+        if isinstance(event, MegolmEvent):
+            logger.warning(
+                "could not decrypt %s, sent in %s while away", event.event_id, room.room_id
+            )
+            return []
+        if not isinstance(event, RoomMessageText) or not self._accepts(room, event.sender):
+            return []
+        text_event = self._text_event(room, event)
+        relations = relations_of(text_event.content)
+        if relations.is_edit:
+            edit = to_edit(text_event, relations)
+            return [] if edit is None else [edit]
+        return [await self._incoming(room, text_event, is_direct=self._in_dm(room, event.sender))]
 
     async def _on_undecryptable(self, room: MatrixRoom, event: MegolmEvent) -> None:
         if not self._accepts(room, event.sender):

@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Console
 
 from adapters.matrix.adapter import MatrixAdapter
+from adapters.matrix.catch_up import CatchUpBounds
 from adapters.matrix.errors import MatrixAdapterError, MatrixConfigError
 from adapters.matrix.session import log_in
 from adapters.matrix.settings import connection_from_settings
@@ -56,6 +57,9 @@ class MatrixCommand:
                     connection.allowed_users,
                     max_message_chars=config.chat.max_message_chars,
                     display_name=config.chat.bot_name,
+                    catch_up=CatchUpBounds(
+                        config.chat.catch_up_hours, config.chat.catch_up_messages
+                    ),
                 )
                 await application.start()
                 await adapter.run()

@@ -77,6 +77,12 @@ class Deliverer:
         for attachment in message.attachments:
             await self._send_file(room_id, attachment, message.thread_id)
 
+    async def react(self, room_id: str, event_id: str, key: str) -> None:
+        """An ``m.annotation`` reaction to ``event_id``: an acknowledgement without a message."""
+        relation = {"rel_type": "m.annotation", "event_id": event_id, "key": key}
+        content: dict[str, object] = {"m.relates_to": relation}
+        await self._send(room_id, content, "m.reaction")
+
     async def _send_file(
         self, room_id: str, attachment: Attachment, thread_root_id: str | None
     ) -> None:
@@ -109,10 +115,12 @@ class Deliverer:
         )
         await self._send(room_id, content)
 
-    async def _send(self, room_id: str, content: dict[str, object]) -> str | None:
+    async def _send(
+        self, room_id: str, content: dict[str, object], event_type: str = "m.room.message"
+    ) -> str | None:
         response = await self._client.room_send(
             room_id,
-            "m.room.message",
+            event_type,
             content,
             # Nobody verifies a bot's peers interactively; keys still go to every device.
             ignore_unverified_devices=True,

@@ -152,6 +152,10 @@ class DirectRooms:
             return None
         return dm_partner(room, self._user_id, self._partners_of(room.room_id))
 
+    def was_demoted(self, room_id: str) -> bool:
+        """Whether ``room_id`` stopped being a DM in this run (at start-up: while away)."""
+        return room_id in self._demoted
+
     def room_with(self, user_id: str, rooms: Iterable[MatrixRoom]) -> str | None:
         """A DM room of the bot with ``user_id``, if there is one."""
         for room in rooms:

@@ -12,6 +12,8 @@ class Relations:
     reply_to_event_id: str | None = None
     thread_root_id: str | None = None
     is_edit: bool = False
+    # The event an ``m.replace`` edit replaces (always the original, also for an edit of an edit).
+    replaces: str | None = None
 
 
 def relations_of(content: Mapping[str, Any]) -> Relations:
@@ -25,9 +27,11 @@ def relations_of(content: Mapping[str, Any]) -> Relations:
     # thread-unaware clients ("is_falling_back"); that is not a reply the person chose.
     if relation_type == "m.thread" and relates_to.get("is_falling_back", False):
         reply_to = None
-    thread_root = relates_to.get("event_id") if relation_type == "m.thread" else None
+    related = relates_to.get("event_id")
+    related = related if isinstance(related, str) else None
     return Relations(
         reply_to_event_id=reply_to if isinstance(reply_to, str) else None,
-        thread_root_id=thread_root if isinstance(thread_root, str) else None,
+        thread_root_id=related if relation_type == "m.thread" else None,
         is_edit=relation_type == "m.replace",
+        replaces=related if relation_type == "m.replace" else None,
     )

@@ -18,7 +18,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from bot.commands import (
     CommandRegistry,
@@ -33,12 +33,13 @@ from bot.commands.pausing import PauseSwitch
 from bot.commands.ports import FactRecall, MemoryWrites
 from bot.commands.remember import describe_remembered
 from bot.core.addressing import CommandText, is_for_bot, parse_command
+from bot.core.corrections import Corrections
 from bot.core.rate_limit import RateLimiter
 from bot.core.reply_prompt import ReplyContext
 from bot.core.replying import Replier
 from bot.core.room_context import read_context
 from bot.core.truncation import truncate
-from bot.messages import IncomingMessage, OutgoingMessage
+from bot.messages import IncomingMessage, MessageDeletion, MessageEdit, OutgoingMessage
 from bot.websearch.base import WebSearchAdvisor
 from memory.errors import MemoryLayerError, StorageFullError, StoreError
 from memory.keyed_locks import KeyedLocks
@@ -113,6 +114,7 @@ class CoreSettings:
     rate_limit_per_minute: int = 20
     history_turns: int = 12
     temperature: float | None = None
+    edit_window: timedelta = timedelta(hours=24)
 
 
 class ConversationCore:
@@ -148,6 +150,7 @@ class ConversationCore:
         )
         self.commands: CommandRegistry = build_command_registry(services)
         self._intake_locks = KeyedLocks()
+        self._corrections = Corrections(store, writer, self.pause, edit_window=settings.edit_window)
 
     # -- authorise, take in, route ----------------------------------------------------------
 
@@ -376,6 +379,43 @@ class ConversationCore:
             answer_to=answer_to,
             audience=message.audience,
         )
+
+    # -- corrections and catch-up ----------------------------------------------------------
+
+    async def handle_edit(self, edit: MessageEdit) -> bool:
+        """Take an edit as a correction of its message; whether it was (never answered)."""
+        async with self._intake_locks.hold(edit.user_key):
+            return await self._corrections.edit(edit)
+
+    async def handle_deletion(self, deletion: MessageDeletion) -> bool:
+        """Erase a deleted message and what was learned from it alone; whether it was."""
+        return await self._corrections.deletion(deletion, self._intake_locks)
+
+    async def handle_departure(self, room_key: str, user_key: str) -> None:
+        """Someone left a group room: their turns there are no one's context any more."""
+        async with self._intake_locks.hold(user_key):
+            await self._corrections.departure(room_key, user_key)
+
+    async def catch_up(self, message: IncomingMessage) -> bool:
+        """Learn from a message sent while the bot was away, without answering it. Whether it
+        was taken in: not when it was not for the bot, a command (never run late: "forget all
+        confirm" hours later would surprise), empty, or taken in before (also with another
+        text: an edit made while away is not a new message)."""
+        cut = truncate(message.text, self.settings.max_message_chars)
+        command = parse_command(cut.text, self.settings.command_prefix)
+        if command is not None or not cut.text.strip():
+            return False
+        if not is_for_bot(message, None, self.commands.knows):
+            return False
+        scope = message.scope(self.settings.scope_mode)
+        async with self._intake_locks.hold(message.user_key):
+            if message.message_id is not None:
+                async with self._store.transaction() as tx:
+                    known = await tx.turns.person_turn(scope.room, scope.owner, message.message_id)
+                if known is not None:
+                    return False
+            accepted, _ = await self._accept(message, scope, cut.text)
+        return accepted is not None and not accepted.duplicate
 
     # -- adapters' helpers -----------------------------------------------------------------
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, String, delete, exists, insert, literal, or_, select
+from sqlalchemy import ColumnElement, String, delete, exists, insert, literal, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.records import ConversationTurn, Role
@@ -140,6 +141,36 @@ class TurnRepository:
         query = query.order_by(MessageRow.id.desc()).limit(limit)
         rows = (await self.session.scalars(query)).all()
         return [to_turn(row) for row in reversed(rows)]
+
+    async def said(self, rooms: Sequence[str], platform_message_id: str) -> ConversationTurn | None:
+        """The person's turn of the message with this platform id in one of ``rooms``."""
+        query = (
+            select(MessageRow)
+            .where(
+                MessageRow.room.in_(rooms),
+                MessageRow.role == Role.USER.value,
+                MessageRow.platform_message_id == platform_message_id,
+            )
+            .order_by(MessageRow.id)
+            .limit(1)
+        )
+        row = (await self.session.scalars(query)).one_or_none()
+        return None if row is None else to_turn(row)
+
+    async def change_text(self, turn_id: int, text: str) -> None:
+        await self.session.execute(
+            update(MessageRow).where(MessageRow.id == turn_id).values(text=text)
+        )
+
+    async def erase_one(self, turn_id: int) -> None:
+        await self.session.execute(delete(MessageRow).where(MessageRow.id == turn_id))
+
+    async def erase_of(self, room: str, author: str) -> int:
+        """Erase ``author``'s turns in ``room`` and the bot's answers to them."""
+        result = await self.session.execute(
+            delete(MessageRow).where(MessageRow.room == room, MessageRow.author == author)
+        )
+        return int(getattr(result, "rowcount", 0) or 0)
 
     async def purge_older_than(self, cutoff: datetime) -> int:
         result = await self.session.execute(

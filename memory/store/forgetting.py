@@ -8,13 +8,18 @@ those source messages (the bot's answers go with them, ``ON DELETE CASCADE``).
 the text-free FORGET audit rows, the person's turns in the scope's rooms (and the answers to
 them), and the person's queued writes there, claimed or not.
 
-Both leave one text-free FORGET row, so the history shows that something was forgotten.
+``message`` (a person deleted their chat message): the facts whose only source is that
+message, with their versions and events, the events without a fact from it, its turns (and
+the answers to them) and its queued writes. A fact the message taught that another message
+also taught or confirmed stays, with its history.
+
+All leave one text-free FORGET row, so the history shows that something was forgotten.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import ColumnElement, and_, delete, false, not_, or_, select
@@ -22,12 +27,22 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped
 
 from memory.records import Action, Actor, FactStatus
-from memory.scope import Scope
+from memory.scope import Scope, ScopeMode
 from memory.store.facts import EventDraft, FactRepository, in_visible_rooms, visible_in
 from memory.store.pending import PendingWriteRepository, rowcount
-from memory.store.schema import FactEventRow, FactRow, MessageRow
+from memory.store.schema import FactEventRow, FactRow, MessageRow, PendingWriteRow
 
 Source = tuple[str, str]  # (room, platform message id)
+
+
+@dataclass(frozen=True, slots=True)
+class Learned:
+    """An active fact a message taught or confirmed: its id, its version chain (itself
+    first), and whether that message is the only source of all of them."""
+
+    fact_id: int
+    chain: tuple[int, ...]
+    only_source: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +67,7 @@ class ForgetRepository:
         if not chain:
             return None
         active = await self._active_among(chain)
-        sources = await self._sources(scope.owner, chain)
+        sources = await self.sources(scope.owner, chain)
         events = await self._delete_factless_events(scope.owner, sources)
         events += await self._count_events(scope.owner, chain)
         await self._facts.erase_ids(scope, chain)
@@ -83,13 +98,99 @@ class ForgetRepository:
             await self._record(scope)
         return Erased(tuple(fact_ids), active, events, turns, queued)
 
+    async def message(self, owner: str, rooms: Sequence[str], message_id: str) -> Erased:
+        """Erase what the message ``message_id`` of ``owner`` (said in one of ``rooms``) left."""
+        own = {(room, message_id) for room in rooms}
+        erased: list[int] = []
+        active = 0
+        for room in rooms:
+            scope = Scope(owner, room, ScopeMode.USER_ROOM)
+            for learned in await self.learned_from(scope, message_id):
+                if learned.only_source and learned.chain[0] not in erased:
+                    active += 1
+                    erased += learned.chain
+                    await self._facts.erase_ids(scope, learned.chain)
+        events = await self._delete_factless_events(owner, own)
+        turns = await self._delete_turns_of(owner, own)
+        queued = rowcount(
+            await self.session.execute(
+                delete(PendingWriteRow).where(
+                    PendingWriteRow.owner == owner,
+                    PendingWriteRow.room.in_(list(rooms)),
+                    PendingWriteRow.source_message_id == message_id,
+                )
+            )
+        )
+        if erased or events or turns or queued:
+            await self._record(Scope(owner, rooms[0], ScopeMode.USER_ROOM))
+        return Erased(tuple(erased), active, events, turns, queued)
+
+    async def author_of(self, rooms: Sequence[str], message_id: str) -> str | None:
+        """Whose message ``message_id`` in one of ``rooms`` was, from the facts, events and
+        queued writes it left (only ever its author's); None if it left none."""
+        for column_owner, column_room, column_source in (
+            (FactRow.owner, FactRow.room, FactRow.source_message_id),
+            (FactEventRow.owner, FactEventRow.room, FactEventRow.source_message_id),
+            (PendingWriteRow.owner, PendingWriteRow.room, PendingWriteRow.source_message_id),
+        ):
+            query = (
+                select(column_owner)
+                .where(column_room.in_(list(rooms)), column_source == message_id)
+                .limit(1)
+            )
+            owner = (await self.session.scalars(query)).first()
+            if owner is not None:
+                return owner
+        return None
+
+    async def learned_from(self, scope: Scope, message_id: str) -> list[Learned]:
+        """The active facts of ``scope``'s room that ``message_id`` taught or confirmed (it
+        is among the sources of their versions), each with its version chain."""
+        taught = select(FactRow.id).where(
+            FactRow.owner == scope.owner,
+            FactRow.room == scope.room,
+            FactRow.source_message_id == message_id,
+        )
+        touched = select(FactEventRow.fact_id, FactEventRow.related_fact_id).where(
+            FactEventRow.owner == scope.owner,
+            FactEventRow.room == scope.room,
+            FactEventRow.source_message_id == message_id,
+        )
+        ids = set((await self.session.scalars(taught)).all())
+        for fact_id, related in (await self.session.execute(touched)).all():
+            ids.update(i for i in (fact_id, related) if i is not None)
+        learned: dict[int, Learned] = {}
+        for fact_id in sorted(ids):
+            latest = await self._latest_version(scope, fact_id)
+            if latest is None or latest in learned:
+                continue
+            chain = await self._facts.version_chain(scope, latest)
+            sources = await self.sources(scope.owner, chain)
+            only = sources <= {(scope.room, message_id)}
+            learned[latest] = Learned(latest, tuple(chain), only)
+        return list(learned.values())
+
+    async def _latest_version(self, scope: Scope, fact_id: int) -> int | None:
+        """The active fact that ``fact_id`` is (or became through its updates), if any."""
+        seen: set[int] = set()
+        current: int | None = fact_id
+        while current is not None and current not in seen:
+            seen.add(current)
+            fact = await self._facts.get(scope, current)
+            if fact is None:
+                return None
+            if fact.status is FactStatus.ACTIVE:
+                return current
+            current = fact.superseded_by if fact.status is FactStatus.SUPERSEDED else None
+        return None
+
     async def _active_among(self, fact_ids: Collection[int]) -> int:
         query = select(FactRow.id).where(
             FactRow.id.in_(list(fact_ids)), FactRow.status == FactStatus.ACTIVE.value
         )
         return len((await self.session.scalars(query)).all())
 
-    async def _sources(self, owner: str, fact_ids: Collection[int]) -> set[Source]:
+    async def sources(self, owner: str, fact_ids: Collection[int]) -> set[Source]:
         """The source messages of the facts and of every event on them."""
         ids = list(fact_ids)
         facts = select(FactRow.room, FactRow.source_message_id).where(FactRow.id.in_(ids))

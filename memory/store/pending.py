@@ -35,6 +35,7 @@ def to_pending(row: PendingWriteRow) -> PendingWrite:
         created_at=row.created_at,
         claimed_by=row.claimed_by,
         claimed_until=row.claimed_until,
+        corrects=row.corrects,
     )
 
 
@@ -58,7 +59,9 @@ class PendingWriteRepository:
         message_time: datetime,
         now: datetime,
         source_message_id: str | None = None,
+        corrects: bool = False,
     ) -> PendingWrite:
+        """``corrects``: the row is an edit of the message ``source_message_id``."""
         row = PendingWriteRow(
             owner=scope.owner,
             room=scope.room,
@@ -68,6 +71,7 @@ class PendingWriteRepository:
             attempts=0,
             next_attempt_at=now,
             created_at=now,
+            corrects=corrects,
         )
         self.session.add(row)
         await self.session.flush()
@@ -152,6 +156,25 @@ class PendingWriteRepository:
             .execution_options(synchronize_session=False)
         )
         return rowcount(result) == 1
+
+    async def revise_unclaimed(
+        self, owner: str, room: str, source_message_id: str, text: str
+    ) -> bool:
+        """Give a message still waiting in the queue (not claimed) its edited text, so the
+        edit is learned instead of the old words; False if there is no such row."""
+        result = await self.session.execute(
+            update(PendingWriteRow)
+            .where(
+                PendingWriteRow.owner == owner,
+                PendingWriteRow.room == room,
+                PendingWriteRow.source_message_id == source_message_id,
+                PendingWriteRow.claimed_by.is_(None),
+                PendingWriteRow.corrects.is_(False),
+            )
+            .values(text=text)
+            .execution_options(synchronize_session=False)
+        )
+        return rowcount(result) > 0
 
     async def complete_claimed(self, pending_id: int, worker: str) -> bool:
         """Drop a processed row, in the transaction that applies its facts, only if it is

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import DateTime, ForeignKey, Index, Integer, String, Text, TypeDecorator
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    TypeDecorator,
+    false,
+)
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -120,6 +130,10 @@ class PendingWriteRow(Base):
     # The worker processing the row, until its lease ends (then another may claim it).
     claimed_by: Mapped[str | None] = mapped_column(String)
     claimed_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # An edit of an earlier message: its new text corrects what that message taught.
+    corrects: Mapped[bool] = mapped_column(
+        Boolean, nullable=False, default=False, server_default=false()
+    )
 
     __table_args__ = (
         Index("ix_pending_writes_due", "next_attempt_at"),

@@ -32,6 +32,7 @@ class Guard(StrEnum):
     DECISION_UNAVAILABLE = "decision_unavailable"
     UNUSABLE_OUTPUT = "unusable_output"
     UNGROUNDED = "ungrounded"
+    EDITED_AWAY = "edited_away"
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -126,6 +126,17 @@ async def plan_writes(
 ) -> Plan:
     unique, repeated = split_repeats(facts)
     subjects = await gather_subjects(parts, scope, unique)
+    return await plan_subjects(parts, subjects, repeated, strict=strict)
+
+
+async def plan_subjects(
+    parts: WriteParts,
+    subjects: Sequence[Subject],
+    repeated: Sequence[ProposedFact],
+    *,
+    strict: bool,
+) -> Plan:
+    """Decide on facts whose candidates were found: shortcuts, the model, the batch guards."""
     planned: dict[int, PlannedWrite] = {}
     undecided: list[tuple[int, Subject]] = []
     for position, subject in enumerate(subjects):

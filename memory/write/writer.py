@@ -10,6 +10,11 @@ block learning).
 Every commit that changes a person's memory (pipeline, remember, undo, forget) holds that
 person's commit lock, so a ``forget`` never interleaves with a write: a write in flight
 finds its queue row gone and applies nothing.
+
+Chat as people use it (issue 17): ``correct`` takes an edited message in like ``accept`` (its
+turn gets the new text, and its correction is queued, in one transaction; the worker runs it
+through :mod:`memory.write.correction`); ``erase_message`` erases what a deleted message left,
+as ``forget`` erases.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from memory.scope import Scope, ScopeMode
 from memory.store import EventDraft, Store, utc_now
 from memory.write.background_model import BackgroundModel
 from memory.write.candidates import CALIBRATED_CANDIDATE_THRESHOLD
+from memory.write.correction import plan_correction
 from memory.write.errors import UnusableModelOutput, WriteError
 from memory.write.extraction import ProposedFact
 from memory.write.group_commit import GroupCommitter
@@ -197,6 +203,40 @@ class MemoryWriter:
             self.worker.wake()
         return Accepted(turn.id, source, pending_id)
 
+    async def correct(
+        self, owner: str, room: str, turn_id: int, message_id: str, text: str, *, learn: bool
+    ) -> None:
+        """An edited message: its turn takes ``text``; if ``learn``, what the message taught
+        is corrected by the new text (the old words, still queued, are simply replaced)."""
+        async with self._store.transaction() as transaction:
+            await transaction.turns.change_text(turn_id, text)
+            if not learn or await transaction.pending.revise_unclaimed(
+                owner, room, message_id, text
+            ):
+                return
+            turn = await transaction.turns.said([room], message_id)
+            sent_at = self._clock() if turn is None else turn.created_at
+            await transaction.pending.enqueue(
+                Scope(owner, room, self._settings.scope_mode),
+                text,
+                message_time=sent_at,
+                now=self._clock(),
+                source_message_id=message_id,
+                corrects=True,
+            )
+        self.worker.wake()
+
+    async def erase_message(self, owner: str, rooms: Sequence[str], message_id: str) -> bool:
+        """A person deleted their message: erase its turns, its queued writes and the facts
+        it alone taught, for good (as ``forget``); whether anything was there."""
+        async with self._commit_locks.hold(owner):
+            async with self._store.transaction() as transaction:
+                erased = await transaction.forget.message(owner, rooms, message_id)
+            if not (erased.fact_ids or erased.turns or erased.queued or erased.events):
+                return False
+            await self._erase_physically(erased.fact_ids)
+        return True
+
     async def retry_due(self) -> int:
         """Wake the worker for the writes whose retry time has come (the scheduled job);
         returns at once with how many writes are queued."""
@@ -284,8 +324,9 @@ class MemoryWriter:
         message = MessageInput(
             scope, pending.text, pending.message_time, pending.source_message_id, claim
         )
+        planner = plan_correction if pending.corrects else plan_message
         try:
-            plan = await plan_message(self._queue_parts, message)
+            plan = await planner(self._queue_parts, message)
             outcome = await self._group_commit.commit(message, FactSource.EXTRACTED, plan)
         except Exception as error:  # anything: the message stays queued, nothing is lost
             await self._reschedule(pending, worker, error)

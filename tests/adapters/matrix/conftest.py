@@ -7,13 +7,15 @@ import contextlib
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from adapters.matrix import ConversationCore, MatrixAdapter, log_in
 from adapters.matrix.allowlist import AllowList
+from adapters.matrix.catch_up import CatchUpBounds
 from adapters.matrix.settings import MatrixConnection, PasswordLogin
-from bot.messages import IncomingMessage, OutgoingMessage
+from bot.messages import IncomingMessage, MessageDeletion, MessageEdit, OutgoingMessage
 from memory.embedding import Embedder
 from tests.adapters.matrix.people import Person
 from tests.bot.core.harness import Harness, open_harness
@@ -26,7 +28,8 @@ def unique(name: str) -> str:
 
 class RecordingCore:
     """Test double for the conversation core: records what the adapter hands it and answers
-    like the core's addressing rules would (DM, mention, reply to the bot, or ``!`` prefix)."""
+    like the core's addressing rules would (DM, mention, reply to the bot, or ``!`` prefix).
+    Edits, deletions and caught-up messages are recorded and count as applied."""
 
     def __init__(
         self,
@@ -37,6 +40,11 @@ class RecordingCore:
         error: Exception | None = None,
     ) -> None:
         self.seen: list[IncomingMessage] = []
+        self.edits: list[MessageEdit] = []
+        self.deletions: list[MessageDeletion] = []
+        self.caught_up: list[IncomingMessage] = []
+        self.departures: list[tuple[str, str]] = []
+        self._changed = asyncio.Condition()
         self._private = private
         self._error = error
         self._answer = answer or (lambda message: f"echo: {message.text}")
@@ -64,6 +72,30 @@ class RecordingCore:
                 private=self._private,
             )
         ]
+
+    async def handle_edit(self, edit: MessageEdit) -> bool:
+        await self._record(self.edits, edit)
+        return True
+
+    async def handle_deletion(self, deletion: MessageDeletion) -> bool:
+        await self._record(self.deletions, deletion)
+        return True
+
+    async def catch_up(self, message: IncomingMessage) -> bool:
+        await self._record(self.caught_up, message)
+        return True
+
+    async def handle_departure(self, room_key: str, user_key: str) -> None:
+        await self._record(self.departures, (room_key, user_key))
+
+    async def _record(self, into: list[Any], item: Any) -> None:
+        async with self._changed:
+            into.append(item)
+            self._changed.notify_all()
+
+    async def wait_until(self, predicate: Callable[[], bool], seconds: float = 30.0) -> None:
+        async with asyncio.timeout(seconds), self._changed:
+            await self._changed.wait_for(predicate)
 
 
 class RunningBot:
@@ -102,6 +134,7 @@ async def start_bot(
         allowed: tuple[str, ...] = ("@*:localhost",),
         max_message_chars: int = 4000,
         display_name: str | None = None,
+        catch_up: CatchUpBounds | None = None,
     ) -> RunningBot:
         connection = MatrixConnection(
             homeserver=synapse.url,
@@ -118,6 +151,7 @@ async def start_bot(
             connection.allowed_users,
             max_message_chars=max_message_chars,
             display_name=display_name,
+            catch_up=catch_up,
         )
         task = asyncio.create_task(adapter.run())
         async with asyncio.timeout(30):

@@ -20,10 +20,12 @@ from nio import (
     MatrixRoom,
     MegolmEvent,
     MemoryDownloadResponse,
+    ReactionEvent,
     RoomCreateResponse,
     RoomInviteResponse,
     RoomLeaveResponse,
     RoomMessage,
+    RoomRedactResponse,
     RoomSendResponse,
     TypingNoticeEvent,
 )
@@ -57,6 +59,8 @@ class Person:
         self.received: list[Received] = []
         self.undecryptable: list[str] = []
         self.typing_seen: set[tuple[str, str]] = set()
+        # (room id, reacting user, event reacted to, key)
+        self.reactions: list[tuple[str, str, str, str]] = []
         self._changed = asyncio.Condition()
         self._sync_task: asyncio.Task[None] | None = None
 
@@ -74,6 +78,7 @@ class Person:
         person = cls(client, account)
         client.add_event_callback(person._on_message, RoomMessage)
         client.add_event_callback(person._on_undecryptable, MegolmEvent)
+        client.add_event_callback(person._on_reaction, ReactionEvent)
         client.add_ephemeral_callback(person._on_typing, TypingNoticeEvent)
         await client.sync(timeout=0, full_state=True)
         person._sync_task = asyncio.create_task(client.sync_forever(timeout=1000))
@@ -107,6 +112,27 @@ class Person:
     async def _on_undecryptable(self, room: MatrixRoom, event: MegolmEvent) -> None:
         self.undecryptable.append(event.event_id)
         await self._notify()
+
+    async def _on_reaction(self, room: MatrixRoom, event: ReactionEvent) -> None:
+        self.reactions.append((room.room_id, event.sender, event.reacts_to, event.key))
+        await self._notify()
+
+    async def wait_for_reaction(
+        self, sender: str, room_id: str, event_id: str, seconds: float = WAIT_SECONDS
+    ) -> str:
+        """The key of ``sender``'s reaction to ``event_id``, waiting for it."""
+
+        def key() -> str | None:
+            for room, who, reacts_to, found in self.reactions:
+                if (room, who, reacts_to) == (room_id, sender, event_id):
+                    return found
+            return None
+
+        async with asyncio.timeout(seconds), self._changed:
+            await self._changed.wait_for(lambda: key() is not None)
+        found = key()
+        assert found is not None
+        return found
 
     async def _on_typing(self, room: MatrixRoom, event: TypingNoticeEvent) -> None:
         for user in event.users:
@@ -206,6 +232,26 @@ class Person:
     async def send(self, room_id: str, text: str, **extra: Any) -> str:
         content = {"msgtype": "m.text", "body": text, **extra}
         return await self.send_content(room_id, content)
+
+    async def edit(self, room_id: str, event_id: str, text: str) -> str:
+        """An ``m.replace`` edit of ``event_id``, as Element sends one."""
+        return await self.send(
+            room_id,
+            f"* {text}",
+            **{
+                "m.new_content": {"msgtype": "m.text", "body": text},
+                "m.relates_to": {"rel_type": "m.replace", "event_id": event_id},
+            },
+        )
+
+    async def reply(self, room_id: str, event_id: str, text: str, **extra: Any) -> str:
+        return await self.send(
+            room_id, text, **{"m.relates_to": {"m.in_reply_to": {"event_id": event_id}}}, **extra
+        )
+
+    async def redact(self, room_id: str, event_id: str) -> None:
+        response = await self.client.room_redact(room_id, event_id)
+        assert isinstance(response, RoomRedactResponse), response
 
     async def send_content(
         self, room_id: str, content: dict[str, Any], event_type: str = "m.room.message"

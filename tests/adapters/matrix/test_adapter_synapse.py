@@ -138,7 +138,7 @@ async def test_long_answer_is_split_and_only_the_first_part_is_a_reply(
     assert all("m.relates_to" not in part.content for part in parts[1:])
 
 
-async def test_edits_and_own_messages_are_not_handled(
+async def test_edits_and_own_messages_are_not_answered(
     start_bot: StartBot, make_person: MakePerson
 ) -> None:
     core = RecordingCore()
@@ -160,6 +160,7 @@ async def test_edits_and_own_messages_are_not_handled(
     await alice.wait_for_messages(bot.adapter.user_id, room_id, 2)
 
     assert [message.text for message in core.seen] == ["my cat is called Tom", "after the edit"]
+    assert [edit.text for edit in core.edits] == ["my cat is called Tim"]
 
 
 async def test_typing_notice_while_the_core_works(
@@ -175,7 +176,7 @@ async def test_typing_notice_while_the_core_works(
     assert (room_id, bot.adapter.user_id) in alice.typing_seen
 
 
-async def test_restart_keeps_the_device_and_skips_messages_from_before_start_up(
+async def test_restart_keeps_the_device_and_does_not_answer_what_was_said_while_away(
     start_bot: StartBot, make_person: MakePerson
 ) -> None:
     core = RecordingCore()
@@ -194,6 +195,7 @@ async def test_restart_keeps_the_device_and_skips_messages_from_before_start_up(
     assert restarted.device_id == bot.device_id
     assert answers[1].body == "echo: welcome back"
     assert [message.text for message in core.seen] == ["before the restart", "welcome back"]
+    assert [message.text for message in core.caught_up] == ["while you were away"]
 
 
 async def test_invites_only_from_allowed_users(

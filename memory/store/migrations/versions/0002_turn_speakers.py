@@ -22,3 +22,9 @@ depends_on: str | None = None
 def upgrade() -> None:
     op.add_column("messages", sa.Column("author_name", sa.String(), nullable=True))
     op.add_column("messages", sa.Column("audience", sa.String(), nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("messages") as batch:
+        batch.drop_column("audience")
+        batch.drop_column("author_name")

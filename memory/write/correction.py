@@ -1,0 +1,91 @@
+"""An edited message through the write path: the new text corrects what the old one taught.
+
+The facts the message taught (it is among the sources of their versions) are candidates of
+every fact of the new text, whatever their similarity, so the model can UPDATE one ("I live in
+Pari" -> "I live in Paris") or keep it (NONE); the usual guards apply. A taught fact that no
+decision kept, updated or deleted, and that this message alone taught, is no longer said: the
+code deletes it (guard ``edited_away``), as a deletion from conversation is done: kept in
+history, and ``undo`` brings it back. A fact another message taught or confirmed too stays.
+The message's time stays the reference for relative dates ("yesterday").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from memory.records import Action, Fact
+from memory.scope import Scope, ScopeMode
+from memory.store.forgetting import Learned
+from memory.write.candidates import Candidate
+from memory.write.extraction import ProposedFact, extract_facts
+from memory.write.guards import Guard, PlannedWrite, Subject
+from memory.write.pipeline import (
+    MessageInput,
+    Plan,
+    WriteParts,
+    gather_subjects,
+    plan_subjects,
+    split_repeats,
+)
+from memory.write.precheck import may_hold_fact
+
+
+async def plan_correction(parts: WriteParts, message: MessageInput) -> Plan:
+    """Decide what the edited text changes; nothing is written (raises with nothing applied,
+    so the correction stays queued)."""
+    learned, taught = await taught_by(parts, message)
+    facts: list[ProposedFact] = []
+    calls = 0
+    if may_hold_fact(message.text):
+        facts = await extract_facts(parts.llm, message.text, message.message_time)
+        calls = 1
+    unique, repeated = split_repeats(facts)
+    subjects = await gather_subjects(parts, message.scope, unique)
+    subjects = await with_taught(parts, subjects, taught)
+    plan = await plan_subjects(parts, subjects, repeated, strict=True)
+    kept = {write.target.id for write in plan.writes if write.target is not None}
+    gone = [
+        edited_away(fact)
+        for fact, found in zip(taught, learned, strict=True)
+        if found.only_source and fact.id not in kept
+    ]
+    return Plan([*plan.writes, *gone], plan.llm_calls + calls)
+
+
+async def taught_by(parts: WriteParts, message: MessageInput) -> tuple[list[Learned], list[Fact]]:
+    """The active facts the message taught, in the message's own room."""
+    if message.source_message_id is None:
+        return [], []
+    scope = Scope(message.scope.owner, message.scope.room, ScopeMode.USER_ROOM)
+    async with parts.store.transaction() as transaction:
+        learned = await transaction.forget.learned_from(scope, message.source_message_id)
+        facts = await transaction.facts.get_many(scope, [found.fact_id for found in learned])
+    by_id = {fact.id: fact for fact in facts}
+    kept = [found for found in learned if found.fact_id in by_id]
+    return kept, [by_id[found.fact_id] for found in kept]
+
+
+async def with_taught(
+    parts: WriteParts, subjects: Sequence[Subject], taught: Sequence[Fact]
+) -> list[Subject]:
+    """Each subject with the taught facts among its candidates (by their real similarity)."""
+    if not taught or not subjects:
+        return list(subjects)
+    vectors = await parts.embedder.embed([fact.text for fact in taught])
+    widened = []
+    for subject in subjects:
+        present = {candidate.fact.id for candidate in subject.candidates}
+        extra = [
+            Candidate(fact, float(np.dot(subject.vector, vector)))
+            for fact, vector in zip(taught, vectors, strict=True)
+            if fact.id not in present
+        ]
+        widened.append(Subject(subject.fact, subject.vector, [*subject.candidates, *extra]))
+    return widened
+
+
+def edited_away(fact: Fact) -> PlannedWrite:
+    subject = Subject(ProposedFact(fact.text, fact.category), np.zeros(0, dtype=np.float32), ())
+    return PlannedWrite(subject, Action.DELETE, fact, guard=Guard.EDITED_AWAY)
