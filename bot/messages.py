@@ -133,3 +133,16 @@ class MessageDeletion:
     message_id: str
     deleted_by: str | None
     time: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class CatchUpBounds:
+    """What an adapter learns from after a restart: messages for the bot at most ``hours``
+    old, and at most ``messages_per_room`` of them per room (the newest)."""
+
+    hours: float = 24.0
+    messages_per_room: int = 50
+
+    @property
+    def enabled(self) -> bool:
+        return self.hours > 0 and self.messages_per_room > 0

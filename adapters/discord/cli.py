@@ -15,6 +15,7 @@ from adapters.discord.errors import DiscordSetupError
 from bot.app import Application, build_application
 from bot.config import Config
 from bot.data_folder import DataAccess
+from bot.messages import CatchUpBounds
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +55,9 @@ class DiscordCommand:
         application = await self._build(config)
         try:
             await application.start()
-            await run_client(MnemoDiscordClient(application.core, policy), token)
+            bounds = CatchUpBounds(config.chat.catch_up_hours, config.chat.catch_up_messages)
+            client = MnemoDiscordClient(application.core, policy, catch_up=bounds)
+            await run_client(client, token)
         except DiscordSetupError as error:
             errors.print(f"[red]Discord error:[/red] {error}", markup=True, highlight=False)
             return 1

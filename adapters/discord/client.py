@@ -24,6 +24,7 @@ from adapters.discord.errors import (
 )
 from adapters.discord.handler import MessageHandler
 from adapters.discord.ports import ConversationCore
+from bot.messages import CatchUpBounds
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +49,7 @@ class MnemoDiscordClient(discord.Client):
         *,
         guild_ready_timeout: float = 2.0,
         autocomplete_budget_seconds: float = AUTOCOMPLETE_BUDGET_SECONDS,
+        catch_up: CatchUpBounds | None = None,
     ) -> None:
         # guild_ready_timeout: how long discord.py waits for servers after READY before
         # on_ready; tests against a local fake gateway shorten it.
@@ -58,7 +60,7 @@ class MnemoDiscordClient(discord.Client):
         )
         self.tree = MnemoCommandTree(self, policy)
         add_commands(self.tree, core, autocomplete_budget_seconds=autocomplete_budget_seconds)
-        self.handler = MessageHandler(core, policy, self._own_id)
+        self.handler = MessageHandler(core, policy, self._own_id, catch_up)
 
     def _own_id(self) -> int | None:
         return None if self.user is None else self.user.id
@@ -68,9 +70,20 @@ class MnemoDiscordClient(discord.Client):
 
     async def on_ready(self) -> None:
         logger.info("logged in to Discord as %s (%s)", self.user, self._own_id())
+        # Also after a reconnect that needed a new session: Discord replays nothing missed.
+        await self.handler.catch_up.run(self)
 
     async def on_message(self, message: discord.Message) -> None:
         await self.handler.on_message(message)
+
+    async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
+        # Raw, so that edits of messages no longer (or never) in the cache count too.
+        await self.handler.on_edit(payload.message)
+
+    async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
+        # A bulk delete is a moderator's: deletions by others change nothing, so it is not
+        # handled at all.
+        await self.handler.on_delete(payload, self.get_channel(payload.channel_id))
 
 
 async def sync_commands(tree: app_commands.CommandTree[discord.Client]) -> bool:

@@ -1,18 +1,23 @@
-"""The message handler: authorise, normalise, generate (with typing shown), deliver."""
+"""The message handler: authorise, normalise, generate (with typing shown), deliver; and the
+same authorisation for edits and deletions, which go to the core as corrections."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
 from contextlib import AsyncExitStack
+from dataclasses import replace
 
 import discord
 
 from adapters.discord.access import AccessPolicy
+from adapters.discord.catch_up import CatchUp
 from adapters.discord.commands import FAILURE_TEXT
 from adapters.discord.delivery import reply_to_message
 from adapters.discord.normalise import (
     TALK_TYPES,
+    deletion_in,
+    edit_from_message,
     incoming_from_message,
     is_addressed,
     is_from_a_bot,
@@ -20,13 +25,16 @@ from adapters.discord.normalise import (
     role_ids,
 )
 from adapters.discord.ports import ConversationCore
-from bot.messages import IncomingMessage, OutgoingMessage
+from adapters.discord.quotes import QuoteFetcher
+from bot.messages import CatchUpBounds, IncomingMessage, OutgoingMessage
 
 logger = logging.getLogger(__name__)
 
 NEEDED_PERMISSIONS = (
     "View Channels, Send Messages, Send Messages in Threads, Read Message History and Attach Files"
 )
+# The reaction to an edit the bot took as a correction: it does not answer an edit again.
+EDIT_REACTION = "✏️"
 
 
 class MessageHandler:
@@ -37,15 +45,23 @@ class MessageHandler:
         core: ConversationCore,
         policy: AccessPolicy,
         bot_id: Callable[[], int | None],
+        catch_up: CatchUpBounds | None = None,
     ) -> None:
         self._core = core
         self._policy = policy
         self._bot_id = bot_id
+        self._quotes = QuoteFetcher()
+        self.catch_up = CatchUp(core, policy, self.accept, catch_up or CatchUpBounds())
 
     async def on_message(self, message: discord.Message) -> None:
         incoming = self.accept(message)
         if incoming is None:
             return
+        # What was said while the bot was away is learned first, so memory keeps the order.
+        await self.catch_up.wait_for(message.channel.id)
+        bot_id = self._bot_id()
+        if bot_id is not None:
+            incoming = replace(incoming, quoted=await self._quotes.chain(message, bot_id))
         replies = await self.generate(message, incoming)
         try:
             await reply_to_message(message, replies)
@@ -67,6 +83,24 @@ class MessageHandler:
         incoming = incoming_from_message(message, bot_id)
         # A bare mention with no words (or only an image) has nothing to answer.
         return incoming if incoming.text else None
+
+    async def on_edit(self, message: discord.Message) -> None:
+        """A message whose author changed it: a correction if the core takes it so; never
+        answered again, only marked with a reaction."""
+        bot_id = self._bot_id()
+        if bot_id is None or is_from_a_bot(message) or not self.allows(message):
+            return
+        edit = edit_from_message(message, bot_id)
+        if edit is None or not await self._core.handle_edit(edit):
+            return
+        try:
+            await message.add_reaction(EDIT_REACTION)
+        except discord.HTTPException as error:
+            logger.info("cannot react to message %s: %s", message.id, error)
+
+    async def on_delete(self, payload: discord.RawMessageDeleteEvent, channel: object) -> None:
+        deletion = deletion_in(channel, payload.message_id, payload.channel_id)
+        await self._core.handle_deletion(deletion)
 
     def allows(self, message: discord.Message) -> bool:
         place = place_of(message.channel, is_direct=message.guild is None)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import discord
 
-from bot.messages import IncomingMessage
+from bot.messages import IncomingMessage, MessageDeletion, MessageEdit, QuotedMessage
 
 PLATFORM = "discord"
 # Messages people write; joins, pins, boosts and the like are not talk.
@@ -19,12 +19,14 @@ TALK_TYPES = frozenset({discord.MessageType.default, discord.MessageType.reply})
 
 @dataclass(frozen=True, slots=True)
 class Place:
-    """Where a message was said: the room for memory, the thread inside it, the gates."""
+    """Where a message was said: the room for memory, the thread inside it, the gates, and
+    the audience when only some of the room can read it (a private thread)."""
 
     room_id: int
     thread_id: int | None
     gate_ids: tuple[int, ...]
     is_direct: bool
+    audience: str | None = None
 
 
 def user_key(user: discord.abc.User) -> str:
@@ -53,7 +55,9 @@ def place_of(channel: object, *, is_direct: bool) -> Place:
     is_thread = isinstance(channel, discord.Thread) and parent_id is not None
     room_id = parent_id if is_thread and parent_id is not None else channel_id
     gates = tuple(dict.fromkeys(x for x in (channel_id, parent_id, category_id) if x is not None))
-    return Place(room_id, channel_id if is_thread else None, gates, is_direct)
+    private = is_thread and getattr(channel, "type", None) is discord.ChannelType.private_thread
+    audience = room_key(channel_id) if private else None
+    return Place(room_id, channel_id if is_thread else None, gates, is_direct, audience)
 
 
 def _as_int(value: object) -> int | None:
@@ -123,6 +127,44 @@ def incoming_from_message(message: discord.Message, bot_id: int) -> IncomingMess
         if reference is None or reference.message_id is None
         else str(reference.message_id),
         thread_id=None if place.thread_id is None else str(place.thread_id),
+        audience=place.audience,
+    )
+
+
+def edit_from_message(message: discord.Message, bot_id: int) -> MessageEdit | None:
+    """A message whose text its author changed; None for other updates (an embed added)."""
+    if message.edited_at is None:
+        return None
+    place = place_of(message.channel, is_direct=message.guild is None)
+    return MessageEdit(
+        platform=PLATFORM,
+        user_key=user_key(message.author),
+        room_key=room_key(place.room_id),
+        message_id=str(message.id),
+        text=clean_text(message, bot_id),
+        time=message.edited_at,
+    )
+
+
+def deletion_in(channel: object, message_id: int, channel_id: int) -> MessageDeletion:
+    """Discord does not say who deleted a message: it counts as the author's deletion."""
+    room_id = place_of(channel, is_direct=False).room_id if channel is not None else channel_id
+    return MessageDeletion(
+        platform=PLATFORM,
+        room_key=room_key(room_id),
+        message_id=str(message_id),
+        deleted_by=None,
+        time=discord.utils.utcnow(),
+    )
+
+
+def quote_of(message: discord.Message, bot_id: int) -> QuotedMessage:
+    return QuotedMessage(
+        message_id=str(message.id),
+        author_name=message.author.display_name,
+        text=clean_text(message, bot_id),
+        time=message.created_at,
+        from_bot=message.author.id == bot_id,
     )
 
 
@@ -152,4 +194,5 @@ def incoming_from_interaction(interaction: discord.Interaction, text: str) -> In
         mentions_bot=True,
         message_id=str(interaction.id),
         thread_id=None if place.thread_id is None else str(place.thread_id),
+        audience=place.audience,
     )

@@ -38,7 +38,7 @@ from nio import (
 from nio.responses import Timeline
 
 from adapters.matrix.allowlist import AllowList
-from adapters.matrix.catch_up import CatchUpBounds, gap_events, newest_for_the_bot
+from adapters.matrix.catch_up import gap_events, newest_for_the_bot
 from adapters.matrix.delivery import Deliverer
 from adapters.matrix.direct import DirectRooms, is_direct_invite
 from adapters.matrix.errors import MatrixLoginError
@@ -56,7 +56,13 @@ from adapters.matrix.normalise import (
 from adapters.matrix.quotes import QuoteFetcher
 from adapters.matrix.relations import relations_of
 from adapters.matrix.typing_notice import typing_notice
-from bot.messages import IncomingMessage, MessageDeletion, MessageEdit, OutgoingMessage
+from bot.messages import (
+    CatchUpBounds,
+    IncomingMessage,
+    MessageDeletion,
+    MessageEdit,
+    OutgoingMessage,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -144,8 +150,7 @@ class MatrixAdapter:
         self._client.add_event_callback(self._on_redaction, RedactionEvent)
         self._client.add_event_callback(self._on_member, RoomMemberEvent)
         self._client.add_response_callback(self._on_sync_error, SyncError)
-        bounds = self._catch_up_bounds
-        if previous_token and bounds.hours > 0 and bounds.messages_per_room > 0:
+        if previous_token and self._catch_up_bounds.enabled:
             self._catch_up(first, previous_token)
         self.ready.set()
         logger.info("Matrix adapter ready as %s", self.user_id)

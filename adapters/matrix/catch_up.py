@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -26,12 +25,6 @@ logger = logging.getLogger(__name__)
 
 SCAN_LIMIT = 1000
 PAGE_SIZE = 100
-
-
-@dataclass(frozen=True, slots=True)
-class CatchUpBounds:
-    hours: float = 24.0
-    messages_per_room: int = 50
 
 
 async def gap_events(

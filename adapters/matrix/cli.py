@@ -9,13 +9,13 @@ from typing import Any
 from rich.console import Console
 
 from adapters.matrix.adapter import MatrixAdapter
-from adapters.matrix.catch_up import CatchUpBounds
 from adapters.matrix.errors import MatrixAdapterError, MatrixConfigError
 from adapters.matrix.session import log_in
 from adapters.matrix.settings import connection_from_settings
 from bot.app import build_application
 from bot.config import Config
 from bot.data_folder import DataAccess
+from bot.messages import CatchUpBounds
 
 logger = logging.getLogger(__name__)
 

@@ -46,7 +46,7 @@ from memory.keyed_locks import KeyedLocks
 from memory.llm import LanguageModel, LanguageModelError
 from memory.priority import ReplyPriority
 from memory.records import Role
-from memory.scope import Scope, ScopeMode
+from memory.scope import Scope, ScopeMode, direct_room_key
 from memory.store import Store, StoreTransaction
 from memory.write.writer import Accepted
 
@@ -418,6 +418,11 @@ class ConversationCore:
         return accepted is not None and not accepted.duplicate
 
     # -- adapters' helpers -----------------------------------------------------------------
+
+    async def known_direct_users(self, platform: str) -> list[str]:
+        """The people with DM turns on ``platform``: whose DMs a restart catches up on."""
+        async with self._store.transaction() as tx:
+            return await tx.turns.authors_in(direct_room_key(platform))
 
     async def fact_choices(self, message: IncomingMessage, typed: str) -> list[tuple[int, str]]:
         """The caller's active facts here whose number or text contains ``typed``."""

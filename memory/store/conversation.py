@@ -172,6 +172,11 @@ class TurnRepository:
         )
         return int(getattr(result, "rowcount", 0) or 0)
 
+    async def authors_in(self, room: str) -> list[str]:
+        """Everyone with a turn in ``room``."""
+        query = select(MessageRow.author).where(MessageRow.room == room).distinct()
+        return [author for author in (await self.session.scalars(query)).all() if author]
+
     async def purge_older_than(self, cutoff: datetime) -> int:
         result = await self.session.execute(
             delete(MessageRow).where(MessageRow.created_at < cutoff)

@@ -16,7 +16,13 @@ from discord.http import Route
 from adapters.discord.access import AccessPolicy
 from adapters.discord.client import MnemoDiscordClient, run_client
 from adapters.discord.ports import ConversationCore
-from bot.messages import IncomingMessage, OutgoingMessage
+from bot.messages import (
+    CatchUpBounds,
+    IncomingMessage,
+    MessageDeletion,
+    MessageEdit,
+    OutgoingMessage,
+)
 from tests.adapters.discord import payloads
 from tests.adapters.discord.fake_discord import FakeDiscord
 
@@ -33,17 +39,48 @@ class RecordingCore:
     """Test double for the conversation core: records what the adapter hands it.
 
     ``respond`` decides the replies; ``facts`` maps a user key to that person's numbered
-    facts, filtered by user key as the real core filters by scope.
+    facts, filtered by user key as the real core filters by scope. Edits count as applied;
+    ``direct_users`` are the people it knows DMs with.
     """
 
     respond: Callable[[IncomingMessage], list[OutgoingMessage]] = echo
     facts: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
     handled: list[IncomingMessage] = field(default_factory=list)
     asked_choices: list[tuple[IncomingMessage, str]] = field(default_factory=list)
+    edits: list[MessageEdit] = field(default_factory=list)
+    deletions: list[MessageDeletion] = field(default_factory=list)
+    caught_up: list[IncomingMessage] = field(default_factory=list)
+    direct_users: list[str] = field(default_factory=list)
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def handle(self, message: IncomingMessage) -> list[OutgoingMessage]:
         self.handled.append(message)
         return self.respond(message)
+
+    async def handle_edit(self, edit: MessageEdit) -> bool:
+        self.edits.append(edit)
+        self.changed.set()
+        return True
+
+    async def handle_deletion(self, deletion: MessageDeletion) -> bool:
+        self.deletions.append(deletion)
+        self.changed.set()
+        return True
+
+    async def catch_up(self, message: IncomingMessage) -> bool:
+        self.caught_up.append(message)
+        self.changed.set()
+        return True
+
+    async def known_direct_users(self, platform: str) -> list[str]:
+        return [key for key in self.direct_users if key.startswith(f"{platform}:")]
+
+    async def wait_until(self, predicate: Callable[[], bool]) -> None:
+        """Until ``predicate`` holds (at most 10 s, then fail)."""
+        async with asyncio.timeout(10):
+            while not predicate():
+                self.changed.clear()
+                await self.changed.wait()
 
     async def fact_choices(self, message: IncomingMessage, typed: str) -> list[tuple[int, str]]:
         self.asked_choices.append((message, typed))
@@ -89,7 +126,11 @@ async def connect(client: discord.Client, token: str | None = payloads.TOKEN) ->
 
 @asynccontextmanager
 async def running(
-    core: ConversationCore, policy: AccessPolicy, *, autocomplete_budget_seconds: float = 2.5
+    core: ConversationCore,
+    policy: AccessPolicy,
+    *,
+    autocomplete_budget_seconds: float = 2.5,
+    catch_up: CatchUpBounds | None = None,
 ) -> AsyncIterator[MnemoDiscordClient]:
     """Mnemo's client logged in and connected to the fake Discord (which must be started)."""
     connected = MnemoDiscordClient(
@@ -97,6 +138,7 @@ async def running(
         policy,
         guild_ready_timeout=0.05,
         autocomplete_budget_seconds=autocomplete_budget_seconds,
+        catch_up=catch_up,
     )
     task = await connect(connected)
     try:

@@ -53,6 +53,8 @@ class FakeDiscord:
         self.deleted_messages: set[int] = set()
         self.typing_forbidden: set[int] = set()
         self.ready_guilds: list[dict[str, Any]] = []
+        # Messages by channel id, as the history endpoint gives them (any order here).
+        self.history: dict[int, list[dict[str, Any]]] = {}
         self.identify: dict[str, Any] | None = None
         self._ids = itertools.count(1_300_000_000_000_000_000)
         self._sequence = itertools.count(1)
@@ -109,18 +111,21 @@ class FakeDiscord:
     async def _rest(self, request: web.Request) -> web.StreamResponse:
         path = "/" + request.match_info["path"]
         body, files = await _read_body(request)
-        await self._record(Recorded(request.method, path, body, files, dict(request.query)))
+        query = dict(request.query)
+        await self._record(Recorded(request.method, path, body, files, query))
         # Interaction webhooks are authorised by the token in their URL, not a header.
         if request.headers.get("Authorization") not in (f"Bot {self.token}", None):
             return json_response({"message": "401: Unauthorized", "code": 0}, status=401)
-        return self._answer(request.method, path, body)
+        return self._answer(request.method, path, body, query)
 
     async def _record(self, recorded: Recorded) -> None:
         async with self._changed:
             self.requests.append(recorded)
             self._changed.notify_all()
 
-    def _answer(self, method: str, path: str, body: dict[str, Any]) -> web.StreamResponse:
+    def _answer(
+        self, method: str, path: str, body: dict[str, Any], query: dict[str, str]
+    ) -> web.StreamResponse:
         parts = path.strip("/").split("/")
         if path == "/users/@me" and method == "GET":
             return json_response(payloads.BOT_USER)
@@ -136,6 +141,12 @@ class FakeDiscord:
             return web.Response(status=204)
         if parts[0] == "channels" and parts[-1] == "messages" and method == "POST":
             return self._message_to(int(parts[1]), body)
+        if parts[0] == "channels" and parts[-1] == "messages" and method == "GET":
+            return json_response(self._history(int(parts[1]), query))
+        if parts[0] == "channels" and len(parts) == 4 and parts[2] == "messages":
+            return self._one_message(int(parts[1]), int(parts[3]))
+        if parts[0] == "channels" and "reactions" in parts and method == "PUT":
+            return web.Response(status=204)
         if path == "/users/@me/channels":
             return self._open_direct_channel(int(body["recipient_id"]))
         if parts[0] == "interactions" and parts[-1] == "callback":
@@ -145,6 +156,23 @@ class FakeDiscord:
         if parts[0] == "webhooks":
             return json_response(self._message_payload(payloads.CHANNEL_ID, body))
         return json_response({"message": f"fake Discord has no {method} {path}"}, status=404)
+
+    def _history(self, channel_id: int, query: dict[str, str]) -> list[dict[str, Any]]:
+        """Newest first, as Discord pages them: ``limit`` next to ``before`` or ``after``."""
+        messages = sorted(self.history.get(channel_id, []), key=lambda m: -int(m["id"]))
+        limit = int(query.get("limit", 50))
+        if "before" in query:
+            return [m for m in messages if int(m["id"]) < int(query["before"])][:limit]
+        if "after" in query:
+            later = [m for m in messages if int(m["id"]) > int(query["after"])]
+            return later[-limit:]
+        return messages[:limit]
+
+    def _one_message(self, channel_id: int, message_id: int) -> web.Response:
+        for message in self.history.get(channel_id, []):
+            if int(message["id"]) == message_id:
+                return json_response(message)
+        return json_response({"message": "Unknown Message", "code": 10008}, status=404)
 
     def _commands(self, method: str, body: Any) -> web.Response:
         if method == "PUT":

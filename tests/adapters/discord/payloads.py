@@ -17,6 +17,7 @@ CHANNEL_ID = 1_100_000_000_000_000_020
 OTHER_CHANNEL_ID = 1_100_000_000_000_000_030
 THREAD_ID = 1_100_000_000_000_000_040
 DM_CHANNEL_ID = 1_100_000_000_000_000_050
+PRIVATE_THREAD_ID = 1_100_000_000_000_000_060
 MEMBER_ROLE_ID = 1_100_000_000_000_000_100
 BOT_ROLE_ID = 1_100_000_000_000_000_101
 ALICE_ID = 1_200_000_000_000_000_001
@@ -57,14 +58,20 @@ def application() -> dict[str, Any]:
     }
 
 
-def role(role_id: int, name: str, *, bot_id: int | None = None) -> dict[str, Any]:
+# View Channels, Send Messages, Read Message History: what the invite link asks for.
+BOT_PERMISSIONS = (1 << 10) | (1 << 11) | (1 << 16)
+
+
+def role(
+    role_id: int, name: str, *, bot_id: int | None = None, permissions: int = 0
+) -> dict[str, Any]:
     data: dict[str, Any] = {
         "id": str(role_id),
         "name": name,
         "color": 0,
         "hoist": False,
         "position": 1,
-        "permissions": "0",
+        "permissions": str(permissions),
         "managed": bot_id is not None,
         "mentionable": True,
     }
@@ -90,10 +97,10 @@ def category(channel_id: int, name: str) -> dict[str, Any]:
     return {**channel(channel_id, name), "type": 4}
 
 
-def thread(thread_id: int, parent_id: int, name: str) -> dict[str, Any]:
+def thread(thread_id: int, parent_id: int, name: str, *, private: bool = False) -> dict[str, Any]:
     return {
         "id": str(thread_id),
-        "type": 11,
+        "type": 12 if private else 11,
         "guild_id": str(GUILD_ID),
         "parent_id": str(parent_id),
         "owner_id": str(ALICE_ID),
@@ -132,14 +139,17 @@ def guild() -> dict[str, Any]:
         "roles": [
             role(GUILD_ID, "@everyone"),
             role(MEMBER_ROLE_ID, "family"),
-            role(BOT_ROLE_ID, "Mnemo", bot_id=BOT_ID),
+            role(BOT_ROLE_ID, "Mnemo", bot_id=BOT_ID, permissions=BOT_PERMISSIONS),
         ],
         "channels": [
             category(CATEGORY_ID, "talk"),
             channel(CHANNEL_ID, "general", parent_id=CATEGORY_ID),
             channel(OTHER_CHANNEL_ID, "random"),
         ],
-        "threads": [thread(THREAD_ID, CHANNEL_ID, "plans")],
+        "threads": [
+            thread(THREAD_ID, CHANNEL_ID, "plans"),
+            thread(PRIVATE_THREAD_ID, CHANNEL_ID, "surprise", private=True),
+        ],
         "members": [member(BOT_USER, [BOT_ROLE_ID])],
         "member_count": 3,
         "emojis": [],
@@ -180,6 +190,7 @@ def message(
     replying_to: dict[str, Any] | None = None,
     webhook_id: int | None = None,
     message_type: int | None = None,
+    edited: str | None = None,
 ) -> dict[str, Any]:
     """A MESSAGE_CREATE payload; in a server the author's member data carries their roles."""
     data: dict[str, Any] = {
@@ -188,7 +199,7 @@ def message(
         "author": author,
         "content": content,
         "timestamp": TIMESTAMP,
-        "edited_timestamp": None,
+        "edited_timestamp": edited,
         "tts": False,
         "mention_everyone": False,
         "mentions": mentions or [],

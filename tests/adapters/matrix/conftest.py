@@ -13,9 +13,14 @@ import pytest
 
 from adapters.matrix import ConversationCore, MatrixAdapter, log_in
 from adapters.matrix.allowlist import AllowList
-from adapters.matrix.catch_up import CatchUpBounds
 from adapters.matrix.settings import MatrixConnection, PasswordLogin
-from bot.messages import IncomingMessage, MessageDeletion, MessageEdit, OutgoingMessage
+from bot.messages import (
+    CatchUpBounds,
+    IncomingMessage,
+    MessageDeletion,
+    MessageEdit,
+    OutgoingMessage,
+)
 from memory.embedding import Embedder
 from tests.adapters.matrix.people import Person
 from tests.bot.core.harness import Harness, open_harness

@@ -10,7 +10,7 @@ import pytest
 from nio import RoomPutStateResponse
 
 from adapters.matrix.adapter import EDIT_REACTION
-from adapters.matrix.catch_up import CatchUpBounds
+from bot.messages import CatchUpBounds
 from tests.adapters.matrix.conftest import RecordingCore, StartBot
 from tests.adapters.matrix.people import Person
 
