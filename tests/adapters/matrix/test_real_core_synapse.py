@@ -16,7 +16,7 @@ from adapters.matrix.adapter import PRIVATE_ELSEWHERE_NOTICE
 from tests.adapters.matrix.conftest import StartBot
 from tests.adapters.matrix.conversation import Conversation, dm
 from tests.adapters.matrix.people import Person
-from tests.bot.core.harness import Harness, fact
+from tests.bot.core.harness import Harness, fact, reply_calls
 
 pytestmark = pytest.mark.synapse
 
@@ -112,3 +112,49 @@ async def test_second_user_cannot_see_the_first_users_facts(
         "I have no fact #1 about you here. See !memory list for the numbers."
     )
     assert "#1 I have a cat named Miso" in await alice.say("!memory list")
+
+
+async def test_a_group_answer_can_use_another_persons_earlier_message(
+    start_bot: StartBot, make_person: MakePerson, mnemo: Harness
+) -> None:
+    mnemo.mind.facts["Mnemo, I'm scared of heights."] = [fact("I am scared of heights")]
+    mnemo.mind.replies += [
+        "Noted, Alice.",
+        "Sounds like a plan, Bob!",
+        "Mont Ventoux is steep and exposed: with your fear of heights, maybe not.",
+        "Then a picnic by the lake suits you better.",
+    ]
+    bot = await start_bot(mnemo.app.core, display_name="Mnemo")
+    bot_id = bot.adapter.user_id
+    alice_person = await make_person("alice")
+    bob_person = await make_person("bob")
+    room_id = await alice_person.create_room([bot_id, bob_person.user_id])
+    await bob_person.join(room_id)
+    for person in (alice_person, bob_person):
+        await person.wait_for_members(room_id, {alice_person.user_id, bob_person.user_id, bot_id})
+    alice = Conversation(alice_person, room_id, bot_id, mnemo)
+    bob = Conversation(bob_person, room_id, bot_id, mnemo)
+
+    await alice.say("Mnemo, I'm scared of heights.")
+    await bob.say("Mnemo, let's all hike up Mont Ventoux on Saturday!")
+    answer = await alice.say("Mnemo, what do you think of Bob's idea, with my fear of heights?")
+
+    assert answer.startswith("Mont Ventoux is steep")
+    system, *turns, last = reply_calls(mnemo.llm)[-1].messages
+    bob_name = bob_person.client.rooms[room_id].user_name(bob_person.user_id)
+    assert f"{bob_name}: Mnemo, let's all hike up Mont Ventoux on Saturday!" in [
+        turn.content for turn in turns
+    ]
+    assert last.content.endswith("what do you think of Bob's idea, with my fear of heights?")
+    assert "- I am scared of heights" in system.content
+
+    # Carol talks to Bob, not to the bot; Alice replies to her and asks the bot.
+    carol_said = await bob_person.send(room_id, "Carol says: a picnic by the lake instead?")
+    await alice.say("Mnemo, what about this?", **reply_to(carol_said))
+    prompt = reply_calls(mnemo.llm)[-1].messages[0].content
+    assert "The message replies to these earlier messages" in prompt
+    assert f"- {bob_name} (" in prompt and "a picnic by the lake instead?" in prompt
+
+
+def reply_to(event_id: str) -> dict[str, object]:
+    return {"m.relates_to": {"m.in_reply_to": {"event_id": event_id}}}
