@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from bot.core.third_person import about
-from bot.messages import IncomingMessage
+from bot.messages import IncomingMessage, MessageDeletion, MessageEdit
 from memory.embedding import Embedder
 from memory.scope import ScopeMode
 from tests.bot.core.harness import Harness, fact, make_config, open_harness, reply_calls
@@ -193,3 +193,43 @@ async def test_user_mode_follows_the_person_but_never_brings_dm_facts_to_rooms(
         assert all(shown(own, "alice") in dm_prompt for own in SECRETS - {"I play the cello"})
     finally:
         await bot.app.aclose()
+
+
+async def test_nobody_edits_or_deletes_someone_elses_message(bot: Harness) -> None:
+    told = {"$r": (ROOM_R, "I'm allergic to peanuts."), "$dm": (None, "My bank is Northbank.")}
+    bot.mind.facts["I'm allergic to peanuts."] = [fact("I am allergic to peanuts")]
+    bot.mind.facts["My bank is Northbank."] = [fact("My bank is Northbank")]
+    for message_id, (room, text) in told.items():
+        message = IncomingMessage(
+            platform="matrix",
+            user_key="matrix:alice",
+            display_name="Alice",
+            room_key=f"matrix:{room or '!alice-dm:x'}",
+            text=text,
+            time=bot.clock.tick(),
+            is_direct=room is None,
+            mentions_bot=True,
+            message_id=message_id,
+        )
+        await bot.app.core.handle(message)
+        await bot.app.writer.drain()
+
+    for message_id in told:
+        # Bob, in the room or in a DM of his own, names Alice's message.
+        for room_key in (f"matrix:{ROOM_R}", "matrix:!bob-dm:x"):
+            edit = MessageEdit(
+                "matrix", "matrix:bob", room_key, message_id, "nothing", bot.clock.tick()
+            )
+            deletion = MessageDeletion(
+                "matrix", room_key, message_id, "matrix:bob", bot.clock.tick()
+            )
+            assert not await bot.app.core.handle_edit(edit)
+            assert not await bot.app.core.handle_deletion(deletion)
+    await bot.app.writer.drain()
+
+    async with bot.app.store.transaction() as tx:
+        kept = {f.text for f in await tx.facts.admin_active_facts()}
+        turns = [t.text for t in await tx.turns.recent(f"matrix:{ROOM_R}", limit=10)]
+        turns += [t.text for t in await tx.turns.recent("matrix:dm", limit=10)]
+    assert kept == {"I am allergic to peanuts", "My bank is Northbank"}
+    assert "nothing" not in turns and set(text for _, text in told.values()) <= set(turns)

@@ -36,6 +36,8 @@ def test_writer_methods_and_parameters() -> None:
             "author_name",
             "audience",
         ],
+        "correct": ["owner", "room", "turn_id", "message_id", "text", "learn"],
+        "erase_message": ["owner", "rooms", "message_id"],
         "retry_due": [],
         "drain": [],
         "remember": ["scope", "text"],

@@ -1,0 +1,285 @@
+"""Edits, deletions, departures and catch-up through the real core and write path.
+
+Real: the core, SQLite, LanceDB, the embedder, the queue worker. The LLM's judgement is the
+scripted mind (the extraction and decision answers a real model gives, mistakes included).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.messages import IncomingMessage, MessageDeletion, MessageEdit
+from memory.embedding import Embedder
+from memory.llm import ChatMessage
+from memory.records import Action, Fact, FactStatus
+from memory.scope import Scope
+from tests.bot.core.harness import Harness, extraction_calls, fact, open_harness
+from tests.bot.core.test_forgetting import files_with, rows_with
+from tests.memory.write.gated import until
+
+ROOM = "matrix:!r:x"
+ALICE_HERE = Scope("matrix:alice", ROOM)
+UPDATE_FIRST = '{"decisions": [{"fact": 1, "action": "UPDATE", "target": 1}]}'
+ADD_BY_MISTAKE = '{"decisions": [{"fact": 1, "action": "ADD", "target": null}]}'
+
+
+@pytest.fixture
+async def bot(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Harness]:
+    harness = await open_harness(tmp_path, embedder)
+    yield harness
+    harness.llm.open()
+    await harness.app.aclose()
+
+
+def said(bot: Harness, user: str, text: str, message_id: str) -> IncomingMessage:
+    return IncomingMessage(
+        platform="matrix",
+        user_key=f"matrix:{user}",
+        display_name=user.capitalize(),
+        room_key=ROOM,
+        text=text,
+        time=bot.clock.tick(),
+        is_direct=False,
+        mentions_bot=True,
+        message_id=message_id,
+    )
+
+
+async def tell(bot: Harness, user: str, text: str, message_id: str) -> None:
+    await bot.app.core.handle(said(bot, user, text, message_id))
+    await bot.app.writer.drain()
+
+
+async def edit(bot: Harness, user: str, message_id: str, text: str, **extra: object) -> bool:
+    change = MessageEdit("matrix", f"matrix:{user}", ROOM, message_id, text, bot.clock.tick())
+    applied = await bot.app.core.handle_edit(replace(change, **extra))  # type: ignore[arg-type]
+    await bot.app.writer.drain()
+    return applied
+
+
+async def delete(bot: Harness, message_id: str, by: str | None) -> bool:
+    deleted_by = None if by is None else f"matrix:{by}"
+    deletion = MessageDeletion("matrix", ROOM, message_id, deleted_by, bot.clock.tick())
+    erased = await bot.app.core.handle_deletion(deletion)
+    await bot.app.writer.drain()
+    return erased
+
+
+async def facts(bot: Harness, scope: Scope = ALICE_HERE) -> list[Fact]:
+    """Every fact of the scope, whatever its status."""
+    async with bot.app.store.transaction() as tx:
+        return await tx.facts.list_in_scope(scope, statuses=tuple(FactStatus))
+
+
+async def active(bot: Harness, scope: Scope = ALICE_HERE) -> list[str]:
+    return [f.text for f in await facts(bot, scope) if f.status is FactStatus.ACTIVE]
+
+
+async def turn_texts(bot: Harness) -> list[str]:
+    async with bot.app.store.transaction() as tx:
+        return [turn.text for turn in await tx.turns.recent(ROOM, limit=50)]
+
+
+# -- edits ------------------------------------------------------------------------------
+
+
+async def test_an_edit_corrects_the_fact_its_message_taught(bot: Harness) -> None:
+    bot.mind.facts["I live in Pari"] = [fact("I live in Pari")]
+    bot.mind.facts["I live in Paris"] = [fact("I live in Paris")]
+    bot.mind.decisions.append(UPDATE_FIRST)
+    await tell(bot, "alice", "I live in Pari", "$m1")
+    replies_before = len(bot.llm.calls)
+
+    assert await edit(bot, "alice", "$m1", "I live in Paris")
+
+    assert await active(bot) == ["I live in Paris"]
+    [old] = [f for f in await facts(bot) if f.text == "I live in Pari"]
+    assert old.status is FactStatus.SUPERSEDED
+    assert "I live in Paris" in await turn_texts(bot)
+    assert "I live in Pari" not in await turn_texts(bot)
+    # Corrected, not answered: only the extraction and the decision were asked.
+    assert len(bot.llm.calls) == replies_before + 2
+
+
+async def test_a_model_that_adds_instead_of_updating_still_leaves_one_fact(bot: Harness) -> None:
+    bot.mind.facts["I live in Pari"] = [fact("I live in Pari")]
+    bot.mind.facts["I live in Paris"] = [fact("I live in Paris")]
+    bot.mind.decisions.append(ADD_BY_MISTAKE)
+    await tell(bot, "alice", "I live in Pari", "$m1")
+
+    await edit(bot, "alice", "$m1", "I live in Paris")
+
+    # The old words are no longer said: the code deletes what the message alone taught.
+    assert await active(bot) == ["I live in Paris"]
+    [old] = [f for f in await facts(bot) if f.text == "I live in Pari"]
+    history = await bot.app.writer.history(ALICE_HERE, old.id)
+    assert [(e.final_action, e.guard) for e in history][-1] == (Action.DELETE, "edited_away")
+
+
+async def test_an_edit_that_drops_the_fact_removes_it_and_undo_brings_it_back(
+    bot: Harness,
+) -> None:
+    bot.mind.facts["I live in Paris"] = [fact("I live in Paris")]
+    await tell(bot, "alice", "I live in Paris", "$m1")
+
+    assert await edit(bot, "alice", "$m1", "nice weather today")
+
+    assert await active(bot) == []
+    undone = await bot.say("alice", "!memory undo", room="!r:x")
+    assert "I live in Paris" in undone
+    assert await active(bot) == ["I live in Paris"]
+
+
+async def test_a_fact_another_message_also_taught_survives_an_edit(bot: Harness) -> None:
+    bot.mind.facts["I live in Paris"] = [fact("I live in Paris")]
+    bot.mind.facts["Paris is where I live"] = [fact("I live in Paris")]
+    await tell(bot, "alice", "I live in Paris", "$m1")
+    await tell(bot, "alice", "Paris is where I live", "$m2")
+
+    await edit(bot, "alice", "$m1", "nice weather today")
+
+    assert await active(bot) == ["I live in Paris"]
+
+
+async def test_edits_by_others_too_old_or_unknown_change_nothing(bot: Harness) -> None:
+    bot.mind.facts["I live in Paris"] = [fact("I live in Paris")]
+    await tell(bot, "alice", "I live in Paris", "$m1")
+    calls = len(bot.llm.calls)
+
+    assert not await edit(bot, "bob", "$m1", "I live in Berlin")
+    late = bot.clock.now + timedelta(hours=25)
+    assert not await edit(bot, "alice", "$m1", "I live in Berlin", time=late)
+    assert not await edit(bot, "alice", "$never-seen", "I live in Berlin")
+
+    assert await active(bot) == ["I live in Paris"]
+    assert "I live in Berlin" not in await turn_texts(bot)
+    assert len(bot.llm.calls) == calls
+
+
+async def test_while_paused_an_edit_changes_only_the_turn(bot: Harness) -> None:
+    bot.mind.facts["I live in Paris"] = [fact("I live in Paris")]
+    await tell(bot, "alice", "I live in Paris", "$m1")
+    await bot.say("alice", "!memory pause", room="!r:x")
+
+    assert await edit(bot, "alice", "$m1", "nice weather today")
+
+    assert await active(bot) == ["I live in Paris"]
+    assert "nice weather today" in await turn_texts(bot)
+
+
+async def test_an_edit_of_a_message_still_queued_is_learned_instead_of_the_old_words(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    def first_extraction(messages: Sequence[ChatMessage]) -> bool:
+        return messages[-1].content == "Hi, I'm Alice."
+
+    bot = await open_harness(tmp_path, embedder, held=first_extraction)
+    try:
+        bot.mind.facts["I live in Paris"] = [fact("I live in Paris")]
+        await bot.app.core.handle(said(bot, "alice", "Hi, I'm Alice.", "$m0"))
+        await bot.app.core.handle(said(bot, "alice", "I live in Pari", "$m1"))
+        await until(lambda: bot.llm.waiting == ["Hi, I'm Alice."])
+
+        assert await bot.app.core.handle_edit(
+            MessageEdit("matrix", "matrix:alice", ROOM, "$m1", "I live in Paris", bot.clock.tick())
+        )
+        bot.llm.open()
+        await bot.app.writer.drain()
+
+        extracted = [call.messages[-1].content for call in extraction_calls(bot.llm)]
+        assert extracted == ["Hi, I'm Alice.", "I live in Paris"]
+        assert await active(bot) == ["I live in Paris"]
+    finally:
+        bot.llm.open()
+        await bot.app.aclose()
+
+
+# -- deletions --------------------------------------------------------------------------
+
+
+async def test_a_deletion_erases_its_turn_and_what_it_alone_taught(
+    bot: Harness, tmp_path: Path
+) -> None:
+    bot.mind.facts["My PIN is 4711"] = [fact("My PIN is 4711")]
+    bot.mind.facts["I live in Paris"] = [fact("I live in Paris")]
+    bot.mind.facts["Paris is where I live"] = [fact("I live in Paris")]
+    bot.mind.replies += ["Noted, but keep it secret!"]
+    await tell(bot, "alice", "My PIN is 4711", "$pin")
+    await tell(bot, "alice", "I live in Paris", "$m1")
+    await tell(bot, "alice", "Paris is where I live", "$m2")
+
+    assert not await delete(bot, "$pin", by="bob")  # a moderator's deletion changes nothing
+    assert await active(bot) == ["My PIN is 4711", "I live in Paris"]
+    assert await delete(bot, "$pin", by="alice")
+    assert await delete(bot, "$m1", by=None)  # Discord does not say: the author's
+
+    assert await active(bot) == ["I live in Paris"]  # also taught by $m2
+    assert await rows_with(bot.app.store, "4711") == []
+    assert await rows_with(bot.app.store, "keep it secret") == []  # the answer went too
+    assert files_with(tmp_path / "data", "4711") == []
+    assert "I live in Paris" not in await turn_texts(bot)
+    assert not await delete(bot, "$pin", by="alice")  # nothing left the second time
+
+
+async def test_a_deletion_while_the_write_is_queued_leaves_nothing_to_learn(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    def first_extraction(messages: Sequence[ChatMessage]) -> bool:
+        return messages[-1].content == "Hi, I'm Alice."
+
+    bot = await open_harness(tmp_path, embedder, held=first_extraction)
+    try:
+        bot.mind.facts["My PIN is 4711"] = [fact("My PIN is 4711")]
+        await bot.app.core.handle(said(bot, "alice", "Hi, I'm Alice.", "$m0"))
+        await bot.app.core.handle(said(bot, "alice", "My PIN is 4711", "$pin"))
+        await until(lambda: bot.llm.waiting == ["Hi, I'm Alice."])
+
+        deletion = MessageDeletion("matrix", ROOM, "$pin", "matrix:alice", bot.clock.tick())
+        assert await bot.app.core.handle_deletion(deletion)
+        bot.llm.open()
+        await bot.app.writer.drain()
+
+        assert [c.messages[-1].content for c in extraction_calls(bot.llm)] == ["Hi, I'm Alice."]
+        assert await rows_with(bot.app.store, "4711") == []
+    finally:
+        bot.llm.open()
+        await bot.app.aclose()
+
+
+# -- departures and catch-up ------------------------------------------------------------
+
+
+async def test_someone_leaving_takes_their_turns_not_their_facts(bot: Harness) -> None:
+    bot.mind.facts["I play the cello"] = [fact("I play the cello")]
+    await tell(bot, "bob", "I play the cello", "$b1")
+    await tell(bot, "alice", "Nice to meet you all", "$a1")
+
+    await bot.app.core.handle_departure(ROOM, "matrix:bob")
+
+    assert await turn_texts(bot) == ["Nice to meet you all", "OK."]
+    assert await active(bot, Scope("matrix:bob", ROOM)) == ["I play the cello"]
+
+
+async def test_catch_up_learns_once_without_answering(bot: Harness) -> None:
+    bot.mind.facts["I moved to Lyon"] = [fact("I moved to Lyon")]
+    away = said(bot, "alice", "I moved to Lyon", "$away")
+
+    assert await bot.app.core.catch_up(away)
+    await bot.app.writer.drain()
+    assert not await bot.app.core.catch_up(away)
+    # Read again after a restart with the text edited meanwhile: still the same message.
+    assert not await bot.app.core.catch_up(replace(away, text="I moved to Lyon!"))
+    assert not await bot.app.core.catch_up(said(bot, "alice", "!memory forget all", "$cmd"))
+    assert not await bot.app.core.catch_up(
+        replace(said(bot, "bob", "hi", "$b"), mentions_bot=False)
+    )
+    await bot.app.writer.drain()
+
+    assert await active(bot) == ["I moved to Lyon"]
+    assert len(extraction_calls(bot.llm)) == 1
+    assert await turn_texts(bot) == ["I moved to Lyon"]  # no answer was made
