@@ -14,9 +14,11 @@ class Conversation:
         self.room_id = room_id
         self.bot_id = bot_id
         self.mnemo = mnemo
+        self.last_sent = ""
 
     async def say(self, text: str, **extra: object) -> str:
         sent = await self.person.send(self.room_id, text, **extra)
+        self.last_sent = sent
         answer = await self.person.wait_for_reply(self.bot_id, self.room_id, sent)
         # The memory write runs after the reply; let it finish before the next message.
         await self.mnemo.app.writer.drain()
