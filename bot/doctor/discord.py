@@ -17,9 +17,12 @@ DISCORD_API = "https://discord.com/api/v10"
 GATEWAY_MESSAGE_CONTENT = 1 << 18
 GATEWAY_MESSAGE_CONTENT_LIMITED = 1 << 19
 
-# View Channels, Send Messages, Embed Links, Attach Files, Read Message History,
-# Send Messages in Threads: what replies, exports and threads need, nothing more.
-INVITE_PERMISSIONS = (1 << 10) | (1 << 11) | (1 << 14) | (1 << 15) | (1 << 16) | (1 << 38)
+# View Channels, Send Messages, Embed Links, Attach Files, Read Message History, Add
+# Reactions, Send Messages in Threads: what replies, exports, threads, catch-up and the
+# reaction to an edit need, nothing more.
+INVITE_PERMISSIONS = (
+    (1 << 6) | (1 << 10) | (1 << 11) | (1 << 14) | (1 << 15) | (1 << 16) | (1 << 38)
+)
 
 
 def invite_url(application_id: str) -> str:
