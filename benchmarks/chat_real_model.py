@@ -42,7 +42,12 @@ def config(data_dir: Path, base_url: str, model: str) -> Config:
     return Config.model_validate(
         {
             "storage": {"data_dir": str(data_dir)},
-            "llm": {"provider": "openai", "base_url": base_url, "model": model},
+            "llm": {
+                "provider": "openai",
+                "base_url": base_url,
+                "model": model,
+                "timeout_seconds": 600,
+            },
             "memory": {"reranker_model": ""},
         }
     )
