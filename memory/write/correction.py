@@ -19,13 +19,14 @@ from memory.records import Action, Fact
 from memory.scope import Scope, ScopeMode
 from memory.store.forgetting import Learned
 from memory.write.candidates import Candidate
-from memory.write.extraction import ProposedFact, extract_facts
+from memory.write.extraction import Extraction, ProposedFact, extract_facts
 from memory.write.guards import Guard, PlannedWrite, Subject
 from memory.write.pipeline import (
     MessageInput,
     Plan,
     WriteParts,
     gather_subjects,
+    not_written,
     plan_subjects,
     split_repeats,
 )
@@ -36,12 +37,12 @@ async def plan_correction(parts: WriteParts, message: MessageInput) -> Plan:
     """Decide what the edited text changes; nothing is written (raises with nothing applied,
     so the correction stays queued)."""
     learned, taught = await taught_by(parts, message)
-    facts: list[ProposedFact] = []
+    extraction = Extraction([], [])
     calls = 0
     if may_hold_fact(message.text):
-        facts = await extract_facts(parts.llm, message.text, message.message_time)
+        extraction = await extract_facts(parts.llm, message.text, message.message_time)
         calls = 1
-    unique, repeated = split_repeats(facts)
+    unique, repeated = split_repeats(extraction.facts)
     subjects = await gather_subjects(parts, message.scope, unique)
     subjects = await with_taught(parts, subjects, taught)
     plan = await plan_subjects(parts, subjects, repeated, strict=True)
@@ -51,7 +52,9 @@ async def plan_correction(parts: WriteParts, message: MessageInput) -> Plan:
         for fact, found in zip(taught, learned, strict=True)
         if found.only_source and fact.id not in kept
     ]
-    return Plan([*plan.writes, *gone], plan.llm_calls + calls)
+    # As for a message: facts the text does not state are recorded, not written.
+    kept_aside = [not_written(fact, Guard.UNGROUNDED) for fact in extraction.ungrounded]
+    return Plan([*plan.writes, *gone, *kept_aside], plan.llm_calls + calls)
 
 
 async def taught_by(parts: WriteParts, message: MessageInput) -> tuple[list[Learned], list[Fact]]:
