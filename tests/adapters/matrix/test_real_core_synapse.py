@@ -146,7 +146,8 @@ async def test_a_group_answer_can_use_another_persons_earlier_message(
         turn.content for turn in turns
     ]
     assert last.content.endswith("what do you think of Bob's idea, with my fear of heights?")
-    assert "- I am scared of heights" in system.content
+    alice_name = alice_person.client.rooms[room_id].user_name(alice_person.user_id)
+    assert f"- {alice_name} is scared of heights" in system.content
 
     # Carol talks to Bob, not to the bot; Alice replies to her and asks the bot.
     carol_said = await bob_person.send(room_id, "Carol says: a picnic by the lake instead?")
