@@ -46,6 +46,11 @@ COLUMNS = ("fact_id", "owner_digest", "room_digest", "text", "model", "vector")
 # rows): the tail that single writes leave, never the large fragments a bulk load or an
 # erase writes. Writes per learned fact and search time are in docs/benchmarks.md.
 COMPACTION_TARGET_ROWS = 8_192
+# The indices take in a compaction's new rows as a small segment of their own; every so many
+# compactions (and the storage job, reconcile and erase) merge the segments into one, which
+# rewrites the whole index: at 100k facts that is most of what a learned fact costs.
+MERGE_INDICES_EVERY = 8
+_MERGE_ALL = 1_000_000
 
 
 def _schema(dimension: int) -> pa.Schema:
@@ -106,6 +111,7 @@ class LanceFactIndex:
         # (1k facts: 3.8 ms, 21 ms after 100 single writes); compacting takes ~0.07 s.
         self._optimize_every = optimize_every
         self._writes_since_optimize = 0
+        self._compactions_since_merge = 0
         # Compaction racing a delete can fail its commit: writes to the table take turns
         # (building the full-text index is a write too).
         self._write_lock = asyncio.Lock()
@@ -405,26 +411,29 @@ class LanceFactIndex:
     async def _count_write(self) -> None:
         self._writes_since_optimize += 1
         if self._writes_since_optimize >= self._optimize_every:
-            await self._optimize()
+            merge = self._compactions_since_merge + 1 >= MERGE_INDICES_EVERY
+            await self._optimize(merge_indices=merge)
 
-    async def _optimize(self) -> None:
+    async def _optimize(self, *, merge_indices: bool = True) -> None:
         # Compaction and index refresh run beside searches (which stay on the version they
         # opened); only the removal of the old versions' files waits for them to finish.
         dataset = table_folder(self.path)
-        await asyncio.to_thread(_compact_small_fragments, dataset)
+        await asyncio.to_thread(_compact_small_fragments, dataset, merge_indices)
         await self._table.checkout_latest()
         async with self._files_lock.writer:
             await asyncio.to_thread(_remove_old_versions, dataset)
         self._writes_since_optimize = 0
+        self._compactions_since_merge = 0 if merge_indices else self._compactions_since_merge + 1
 
     async def aclose(self) -> None:
         self._table.close()
 
 
-def _compact_small_fragments(dataset: Path) -> None:
+def _compact_small_fragments(dataset: Path, merge_indices: bool) -> None:
     table = lance.dataset(str(dataset))
     table.optimize.compact_files(target_rows_per_fragment=COMPACTION_TARGET_ROWS)
-    table.optimize.optimize_indices()
+    # 0: the new rows become a segment of their own; else every segment is merged.
+    table.optimize.optimize_indices(num_indices_to_merge=_MERGE_ALL if merge_indices else 0)
 
 
 def _remove_old_versions(dataset: Path) -> None:
