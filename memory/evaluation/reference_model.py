@@ -3,7 +3,9 @@
 It answers an extraction with the labelled facts of the message, and a decision by finding,
 among the existing facts shown for each new fact, the labelled target's number. A labelled
 target that was not shown (the candidate search missed it) gets ADD, as a right model that
-was not shown it would answer, so the end state then shows the miss. Run through the real
+was not shown it would answer, so the end state then shows the miss. The combined call
+(extraction with the known facts listed) gets the labelled facts, each with its decision
+found the same way among the facts listed. Run through the real
 write path, it must score 100%: anything less is the code's doing, not a model's.
 """
 
@@ -21,6 +23,7 @@ from memory.evaluation.memory_cases import (
     LabelledFact,
 )
 from memory.llm import CallKind, ChatMessage
+from memory.write.prompts import combined
 
 NEW_FACT = re.compile(r"^New fact (\d+): (.*)$")
 EXISTING = re.compile(r"^\s+(\d+): (.*)$")
@@ -72,7 +75,10 @@ class ReferenceModel:
         temperature: float | None = None,
     ) -> str:
         if kind is CallKind.EXTRACTION:
-            return self.extraction(messages[-1].content)
+            message = messages[-1].content
+            if message.startswith(combined.KNOWN_HEADING):
+                return self.extraction_with_decisions(message)
+            return self.extraction(message)
         if kind is CallKind.DECISION:
             return self.decision(messages[1].content)
         raise CaseError(f"the reference model answers only the write path, not {kind.value}")
@@ -82,6 +88,20 @@ class ReferenceModel:
         if facts is None:
             raise CaseError(f"no labels for the message {message!r}")
         return json.dumps({"facts": [fact.model_dump() for fact in facts]})
+
+    def extraction_with_decisions(self, prompt: str) -> str:
+        listed, _, message = prompt.partition(f"\n\n{combined.MESSAGE_HEADING}\n")
+        known = [line.partition(": ")[2] for line in listed.splitlines()[1:]]
+        facts = self._facts.get(message)
+        if facts is None:
+            raise CaseError(f"no labels for the message {message!r}")
+        answers = []
+        for fact in facts:
+            decided = self.decide_one(0, fact.text, known)
+            answers.append(
+                fact.model_dump() | {"action": decided["action"], "target": decided["target"]}
+            )
+        return json.dumps({"facts": answers})
 
     def decision(self, prompt: str) -> str:
         answers = [self.decide_one(*item) for item in shown_items(prompt)]

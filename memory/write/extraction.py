@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import TypeVar
 
-from memory.llm import AnswerCut, CallKind, LanguageModel
+from memory.llm import AnswerCut, CallKind, ChatMessage, LanguageModel
+from memory.records import Fact
 from memory.write.dates import resolve, with_date
 from memory.write.errors import UnusableModelOutput
 from memory.write.grounding import is_grounded
@@ -24,6 +26,21 @@ log = logging.getLogger(__name__)
 
 DEFAULT_CATEGORY = "other"
 
+ExtractedT = TypeVar("ExtractedT", bound=prompt.ExtractedFact)
+
+
+@dataclass(frozen=True, slots=True)
+class InlineDecision:
+    """What the model decided for a fact in the same call that extracted it (the combined
+    prompt), with the number it gave resolved among the known facts it was shown."""
+
+    action: str
+    number: int | None
+    # The known fact listed under ``number``; None when no fact was listed under it.
+    target: Fact | None
+    # Every known fact listed in that call, by id.
+    shown: frozenset[int]
+
 
 @dataclass(frozen=True, slots=True)
 class ProposedFact:
@@ -32,6 +49,7 @@ class ProposedFact:
     text: str
     category: str = DEFAULT_CATEGORY
     valid_from: datetime | None = None
+    decision: InlineDecision | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,27 +60,48 @@ class Extraction:
     ungrounded: list[ProposedFact]
 
 
+def no_decision(_: prompt.ExtractedFact) -> InlineDecision | None:
+    return None
+
+
 async def extract_facts(llm: LanguageModel, text: str, message_time: datetime) -> Extraction:
     """The user's own facts in ``text``; raises UnusableModelOutput on a broken or cut answer.
 
     Only the user's message is sent: bot replies and web results never become facts.
     """
+    raw = await ask(llm, prompt.build_messages(text), prompt.json_schema())
+    response = parse_answer("extraction", raw, prompt.ExtractionResponse)
+    return await from_answer(response.facts, text, message_time)
+
+
+async def ask(
+    llm: LanguageModel, messages: Sequence[ChatMessage], json_schema: dict[str, object]
+) -> str:
+    """The model's extraction text; a cut answer is an unusable one (never an outage)."""
     try:
-        raw = await llm.complete(
-            prompt.build_messages(text),
-            kind=CallKind.EXTRACTION,
-            json_schema=prompt.json_schema(),
-            temperature=0,
+        return await llm.complete(
+            messages, kind=CallKind.EXTRACTION, json_schema=json_schema, temperature=0
         )
     except AnswerCut as error:
         raise UnusableModelOutput("extraction", str(error), error.text) from error
-    response = parse_answer("extraction", raw, prompt.ExtractionResponse)
-    extracted = [fact for fact in response.facts if fact.text.strip()]
+
+
+async def from_answer(
+    answered: Sequence[ExtractedT],
+    text: str,
+    message_time: datetime,
+    decide: Callable[[ExtractedT], InlineDecision | None] = no_decision,
+) -> Extraction:
+    """The model's facts checked against the message (grounding) and dated."""
+    extracted = [fact for fact in answered if fact.text.strip()]
     grounded = [fact for fact in extracted if is_grounded(fact.text, text)]
     ungrounded = [fact for fact in extracted if fact not in grounded]
     for fact in ungrounded:
         log.info("extraction: %r is not stated in the message; not written", fact.text)
     facts = await asyncio.to_thread(to_proposed_all, grounded, text, message_time)
+    facts = [
+        replace(fact, decision=decide(source)) for fact, source in zip(facts, grounded, strict=True)
+    ]
     return Extraction(facts, [ProposedFact(" ".join(f.text.split())) for f in ungrounded])
 
 

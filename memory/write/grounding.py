@@ -72,6 +72,11 @@ def is_question_clause(clause: str) -> bool:
 
 def statement_part(message: str) -> str:
     """The message without its questions and hypotheticals: what the person states."""
+    return " ".join(statement_clauses(message))
+
+
+def statement_clauses(message: str) -> list[str]:
+    """The clauses of :func:`statement_part`, one by one."""
     kept: list[str] = []
     for sentence in SENTENCE_END.split(message.strip()):
         if HYPOTHETICAL.search(sentence):
@@ -79,8 +84,8 @@ def statement_part(message: str) -> str:
         clauses = [c for c in CLAUSE_BREAK.split(sentence) if c and c.strip()]
         if sentence.rstrip().endswith(("?", "\uff1f")) or sentence.lstrip().startswith("¿"):
             clauses = [c for c in clauses[:-1] if not is_question_clause(c)]
-        kept.extend(clauses)
-    return " ".join(kept)
+        kept.extend(clause.strip() for clause in clauses)
+    return kept
 
 
 def matches(word: str, said: set[str], prefixes: set[str]) -> bool:

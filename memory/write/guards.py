@@ -13,9 +13,10 @@ from enum import StrEnum
 from memory.embedding.base import Vectors
 from memory.records import Action, Fact
 from memory.write.candidates import Candidate
-from memory.write.decision import DecisionOutcome, action_of, target_error
+from memory.write.decision import DESTRUCTIVE, DecisionOutcome, action_of, target_error
 from memory.write.extraction import ProposedFact
 from memory.write.normalise import same_text
+from memory.write.prompts.decision import ACTIONS
 
 
 class Guard(StrEnum):
@@ -33,6 +34,10 @@ class Guard(StrEnum):
     UNUSABLE_OUTPUT = "unusable_output"
     UNGROUNDED = "ungrounded"
     EDITED_AWAY = "edited_away"
+    # The combined call's decision named a fact that was not listed, or none for UPDATE or
+    # DELETE; or a listed fact that the new one does not resemble (not among its candidates).
+    INLINE_TARGET_NOT_SHOWN = "inline_target_not_shown"
+    INLINE_TARGET_UNRELATED = "inline_target_unrelated"
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -101,6 +106,56 @@ def from_outcome(subject: Subject, outcome: DecisionOutcome) -> PlannedWrite:
         return replace_plan(plan, Action.NONE, target, Guard.IDENTICAL_UPDATE)
     chosen_target = target if action in ("UPDATE", "DELETE", "NONE") else None
     return replace_plan(plan, Action(action), chosen_target, retried_guard)
+
+
+def inline_mistake(subject: Subject) -> Guard | None:
+    """What is wrong with the target of the combined call's decision, if anything: then the
+    decision is not used (the fact is decided by the shortcuts or the decision prompt)."""
+    inline = subject.fact.decision
+    if inline is None:
+        return None
+    action = inline.action.strip().upper()
+    if action == "ADD":
+        return None
+    if inline.target is None:
+        missing = action in DESTRUCTIVE or inline.number is not None
+        return Guard.INLINE_TARGET_NOT_SHOWN if missing else None
+    if inline.target.id not in {candidate.fact.id for candidate in subject.candidates}:
+        return Guard.INLINE_TARGET_UNRELATED
+    return None
+
+
+def from_inline(subject: Subject) -> PlannedWrite | None:
+    """The combined call's decision for this fact, if the code can use it as it is; None
+    sends the fact to the decision prompt. A decision without a target (ADD, NONE) is used
+    only if every candidate of the fact was listed in that call: the model saw them all."""
+    inline = subject.fact.decision
+    if inline is None or inline_mistake(subject) is not None:
+        return None
+    action = inline.action.strip().upper()
+    if action not in ACTIONS:
+        return None
+    target = None if action == "ADD" else inline.target
+    own = {candidate.fact.id for candidate in subject.candidates}
+    if target is None and not own <= inline.shown:
+        return None
+    number = None if inline.number is None else str(inline.number)
+    plan = PlannedWrite(subject, Action.NONE, proposed_action=inline.action, proposed_target=number)
+    if action == "UPDATE" and target is not None and same_text(subject.fact.text, target.text):
+        return replace_plan(plan, Action.NONE, target, Guard.IDENTICAL_UPDATE)
+    return replace_plan(plan, Action(action), target, None)
+
+
+def with_inline_mistake(plan: PlannedWrite, mistake: Guard) -> PlannedWrite:
+    """A write decided without the combined call's decision, marked with why; a guard the
+    decision prompt's answer set itself is kept."""
+    if plan.guard not in (None, Guard.NO_CANDIDATES, Guard.NORMALISED_DUPLICATE):
+        return plan
+    inline = plan.subject.fact.decision
+    if plan.proposed_action is not None or inline is None:
+        return replace_plan(plan, plan.action, plan.target, mistake)
+    number = None if inline.number is None else str(inline.number)
+    return PlannedWrite(plan.subject, plan.action, plan.target, mistake, inline.action, number)
 
 
 def replace_plan(

@@ -1,6 +1,9 @@
 """One message through the write path: extract, candidates, decide, guard, apply, index.
 
-Each stage is a function of its own module; this module only chains them. Errors of the
+When the message itself resembles known facts, extraction and decision are one call
+(:mod:`memory.write.combined`); the decision prompt then decides only the facts whose
+combined decision the guards cannot use. Each stage is a function of its own module; this
+module only chains them. Errors of the
 model or of the storage pass up unchanged, with nothing applied, so the caller can leave the
 write queued and retry it.
 """
@@ -29,16 +32,20 @@ from memory.write.apply import (
     update_index,
 )
 from memory.write.candidates import find_candidates
+from memory.write.combined import extract_and_decide, related_facts
 from memory.write.decision import DecisionOutcome, decide
 from memory.write.errors import UnusableModelOutput
-from memory.write.extraction import ProposedFact, extract_facts
+from memory.write.extraction import Extraction, ProposedFact, extract_facts
 from memory.write.guards import (
     Guard,
     PlannedWrite,
     Subject,
+    from_inline,
     from_outcome,
+    inline_mistake,
     limit_batch,
     shortcut,
+    with_inline_mistake,
 )
 from memory.write.normalise import normalise_text
 from memory.write.precheck import may_hold_fact
@@ -52,6 +59,8 @@ class PipelineSettings:
     candidate_threshold: float
     candidate_limit: int
     max_destructive_actions: int
+    # Extract and decide in one call when the message finds known facts (memory.write.combined).
+    decide_in_extraction: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,11 +117,31 @@ async def plan_message(parts: WriteParts, message: MessageInput) -> Plan:
     (raises, with nothing applied, so the write stays queued)."""
     if not may_hold_fact(message.text):
         return Plan([], 0, skipped_by_precheck=True)
-    extraction = await extract_facts(parts.llm, message.text, message.message_time)
+    extraction = await extract(parts, message)
     plan = await plan_writes(parts, message.scope, extraction.facts, strict=True)
     # Facts the message does not state are recorded, not written: the event says why.
     kept_aside = [not_written(fact, Guard.UNGROUNDED) for fact in extraction.ungrounded]
     return Plan(plan.writes + kept_aside, plan.llm_calls + 1)
+
+
+async def extract(parts: WriteParts, message: MessageInput) -> Extraction:
+    """One model call: the combined one if the message finds known facts, else extraction."""
+    settings = parts.settings
+    known = []
+    if settings.decide_in_extraction:
+        # Room for the candidates of two facts: a message often states two.
+        known = await related_facts(
+            parts.store,
+            parts.index,
+            parts.embedder,
+            message.scope,
+            message.text,
+            threshold=settings.candidate_threshold,
+            limit=2 * settings.candidate_limit,
+        )
+    if known:
+        return await extract_and_decide(parts.llm, message.text, message.message_time, known)
+    return await extract_facts(parts.llm, message.text, message.message_time)
 
 
 async def plan_remembered(parts: WriteParts, scope: Scope, fact: ProposedFact) -> Plan:
@@ -140,7 +169,7 @@ async def plan_subjects(
     planned: dict[int, PlannedWrite] = {}
     undecided: list[tuple[int, Subject]] = []
     for position, subject in enumerate(subjects):
-        early = shortcut(subject)
+        early = shortcut(subject) or from_inline(subject)
         if early is None:
             undecided.append((position, subject))
         else:
@@ -149,10 +178,16 @@ async def plan_subjects(
     if undecided:
         decided, calls = await decide_subjects(parts.llm, [s for _, s in undecided], strict=strict)
         planned.update(zip([p for p, _ in undecided], decided, strict=True))
-    ordered = [planned[position] for position in range(len(subjects))]
+    ordered = [marked(planned[position]) for position in range(len(subjects))]
     limited = limit_batch(ordered, parts.settings.max_destructive_actions)
     repeats = [not_written(fact, Guard.REPEATED_IN_MESSAGE) for fact in repeated]
     return Plan(limited + repeats, calls)
+
+
+def marked(plan: PlannedWrite) -> PlannedWrite:
+    """The write, with the guard that kept the combined call's decision out, if one did."""
+    mistake = inline_mistake(plan.subject)
+    return plan if mistake is None else with_inline_mistake(plan, mistake)
 
 
 def split_repeats(

@@ -1,0 +1,66 @@
+"""Stages 1 and 4 in one call: extract the facts and decide on the known facts together.
+
+Used when the message itself resembles known facts of its scope (:func:`related_facts`): the
+model gets them listed with the message and answers each fact with its action. The facts go
+through the same grounding and dates as a plain extraction; each decision is resolved among
+the facts listed, and :mod:`memory.write.guards` then decides whether the code can use it or
+must ask the decision prompt after all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from memory.embedding.base import Embedder
+from memory.index.base import VectorIndex
+from memory.llm import LanguageModel
+from memory.records import Fact
+from memory.scope import Scope
+from memory.store import Store
+from memory.write.candidates import find_related
+from memory.write.extraction import Extraction, InlineDecision, ask, from_answer
+from memory.write.grounding import statement_clauses
+from memory.write.parsing import parse_answer
+from memory.write.prompts import combined as prompt
+
+
+async def related_facts(
+    store: Store,
+    index: VectorIndex,
+    embedder: Embedder,
+    scope: Scope,
+    text: str,
+    *,
+    threshold: float,
+    limit: int,
+) -> list[Fact]:
+    """The active facts of ``scope`` that the message, or one of its clauses, resembles.
+
+    Clauses too: in "I moved to Warsaw and I adopted a parrot" the whole message scores 0.29
+    against "I live in Prague", its first clause 0.45 (all-MiniLM-L6-v2).
+    """
+    clauses = statement_clauses(text)
+    texts = [text, *clauses] if len(clauses) > 1 else [text]
+    vectors = await embedder.embed(texts)
+    return await find_related(store, index, scope, vectors, threshold=threshold, limit=limit)
+
+
+async def extract_and_decide(
+    llm: LanguageModel, text: str, message_time: datetime, known: Sequence[Fact]
+) -> Extraction:
+    """The user's own facts in ``text``, each with the model's decision about ``known``;
+    raises UnusableModelOutput on a broken or cut answer."""
+    messages = prompt.build_messages(text, [fact.text for fact in known])
+    raw = await ask(llm, messages, prompt.json_schema())
+    response = parse_answer("extraction", raw, prompt.CombinedResponse)
+    shown = frozenset(fact.id for fact in known)
+
+    def decision(fact: prompt.CombinedFact) -> InlineDecision | None:
+        if fact.action is None:
+            return None
+        listed = fact.target is not None and 1 <= fact.target <= len(known)
+        target = known[fact.target - 1] if listed and fact.target is not None else None
+        return InlineDecision(fact.action, fact.target, target, shown)
+
+    return await from_answer(response.facts, text, message_time, decision)
