@@ -127,7 +127,8 @@ class InstantModel:
     ) -> str:
         self.calls += 1
         properties = (json_schema or {}).get("properties", {})
-        last = str(messages[-1].content)
+        # The message itself, also when the combined prompt lists known facts before it.
+        last = str(messages[-1].content).rpartition("\n\nMessage:\n")[2]
         if "facts" in properties:
             return extraction_answer(last)
         if "decisions" in properties:

@@ -84,6 +84,7 @@ def write_settings(config: Config) -> WriteSettings:
         candidate_threshold=config.memory.candidate_threshold,
         candidate_limit=config.memory.candidate_limit,
         max_destructive_actions=config.memory.max_destructive_actions,
+        decide_in_extraction=config.memory.decide_in_extraction,
         scope_mode=config.memory.scope_mode,
     )
 

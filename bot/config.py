@@ -65,6 +65,9 @@ class MemorySettings(Section):
     candidate_limit: int = Field(5, ge=1, le=50)
     recall_top_k: int = Field(6, ge=1, le=100)
     max_destructive_actions: int = Field(3, ge=0)
+    decide_in_extraction: bool = Field(
+        True, description="one model call extracts and decides when the message finds known facts"
+    )
     lookup_pool: int = Field(50, ge=1, le=500, description="facts reranked by a lookup")
     lookup_min_similarity: float = Field(0.1, ge=-1.0, le=1.0)
     hybrid_retrieval: bool = Field(False, description="fuse full-text and vector ranks")

@@ -39,6 +39,7 @@ from memory.llm import (
 from memory.llm.ollama_backend import OllamaLanguageModel
 from memory.llm.openai_backend import OpenAILanguageModel
 from memory.records import Fact, FactSource, FactStatus
+from memory.write.combined import extract_and_decide
 from memory.write.decision import decide
 from memory.write.errors import UnusableModelOutput
 from memory.write.extraction import Extraction, extract_facts
@@ -101,6 +102,16 @@ async def test_extraction_answers_json_of_the_schema(model: OpenAILanguageModel)
         assert isinstance(extraction, Extraction)
     # Whatever it proposed for the question, nothing of it may be written.
     assert extraction.facts == []
+
+
+async def test_combined_extraction_answers_json_of_the_schema(
+    model: OpenAILanguageModel,
+) -> None:
+    known = [fact(7, "I live in Paris")]
+    extraction = await extract_and_decide(model, "I moved to Berlin.", NOW, known)
+    # It parses (or raises); each decision, if any, names the one fact listed or none.
+    for proposed in extraction.facts:
+        assert proposed.decision is None or proposed.decision.shown == {7}
 
 
 async def test_decision_answers_json_of_the_schema(model: OpenAILanguageModel) -> None:

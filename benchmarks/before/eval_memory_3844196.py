@@ -18,6 +18,7 @@ import asyncio
 import enum
 import importlib.util
 import json
+import pickle
 import sys
 import tempfile
 from pathlib import Path
@@ -26,8 +27,10 @@ import memory.llm as old_llm
 import memory.recall.classifier as old_classifier
 import memory.write.pipeline as old_pipeline
 from memory.index.lance import LanceFactIndex
+from memory.llm.base import LanguageModelUnavailable
 from memory.llm.openai_backend import OpenAILanguageModel
 from memory.store import Store
+from memory.write.errors import UnusableModelOutput
 from memory.write.pipeline import PipelineSettings, WriteParts, process_message
 
 HERE = Path(__file__).resolve().parents[2]
@@ -78,7 +81,16 @@ class Kindless:
         self.inner, self.model_name = inner, inner.model_name
 
     async def complete(self, messages, *, kind=None, json_schema=None, temperature=None):
-        return await self.inner.complete(messages, json_schema=json_schema, temperature=temperature)
+        try:
+            return await self.inner.complete(
+                messages, json_schema=json_schema, temperature=temperature
+            )
+        except LanguageModelUnavailable as error:
+            # The old code sends no token budget: a runaway answer runs into the timeout (and
+            # the write would be retried for ever). Counted as an unusable answer, not a stop.
+            if "did not answer in time" not in str(error):
+                raise
+            raise UnusableModelOutput("model", "runaway answer: timeout", "") from error
 
     async def aclose(self):
         await self.inner.aclose()
@@ -99,7 +111,7 @@ class KindFromSchema:
 
 async def main(arguments):
     dataset = cases.load_memory_cases(HERE / "memory/evaluation/memory_cases.json")
-    chosen = dataset.conversations[:: arguments.every][: arguments.limit]
+    chosen = dataset.conversations[arguments.offset :: arguments.every][: arguments.limit]
     dataset = dataset.model_copy(update={"conversations": chosen})
     sys.path.insert(0, str(HERE))
     from tests.conftest import real_embedder
@@ -120,17 +132,35 @@ async def main(arguments):
         await index.aclose()
         await store.aclose()
     await backend.aclose()
+    # Plain dicts: the log's defaultdicts cannot be pickled. The run, for --merge.
+    run.log.seconds, run.log.cut = dict(run.log.seconds), dict(run.log.cut)
+    Path(arguments.json).with_suffix(".pickle").write_bytes(pickle.dumps(run))
     return scoring.memory_summary(run)
+
+
+def merged(paths):
+    """Runs of disjoint parts of the dataset (``--offset``), as one run."""
+    runs = [pickle.loads(Path(path).read_bytes()) for path in paths]
+    whole = harness.MemoryEvalRun(runs[0].model)
+    for part in runs:
+        whole.results.extend(part.results)
+        for kind, seconds in part.log.seconds.items():
+            whole.log.seconds[kind].extend(seconds)
+        for kind, count in part.log.cut.items():
+            whole.log.cut[kind] += count
+    return scoring.memory_summary(whole)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    parser.add_argument("--base-url", required=True)
-    parser.add_argument("--model", required=True)
+    parser.add_argument("--base-url")
+    parser.add_argument("--model")
     parser.add_argument("--json", required=True)
     parser.add_argument("--limit", type=int)
     parser.add_argument("--every", type=int, default=1)
+    parser.add_argument("--offset", type=int, default=0, help="start at this conversation")
+    parser.add_argument("--merge", nargs="+", help="the .pickle files of earlier parts")
     options = parser.parse_args()
-    summary = asyncio.run(main(options))
+    summary = merged(options.merge) if options.merge else asyncio.run(main(options))
     Path(options.json).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
     print(json.dumps(summary["overall"], indent=2))

@@ -80,6 +80,7 @@ async def run_memory(arguments: argparse.Namespace, config: Config) -> int:
         config.memory.candidate_threshold,
         config.memory.candidate_limit,
         config.memory.max_destructive_actions,
+        config.memory.decide_in_extraction,
     )
     console.print(
         f"{len(dataset.conversations)} conversations, model {llm.model_name}, embedding "

@@ -90,17 +90,11 @@ class ReferenceModel:
         return json.dumps({"facts": [fact.model_dump() for fact in facts]})
 
     def extraction_with_decisions(self, prompt: str) -> str:
-        listed, _, message = prompt.partition(f"\n\n{combined.MESSAGE_HEADING}\n")
-        known = [line.partition(": ")[2] for line in listed.splitlines()[1:]]
-        facts = self._facts.get(message)
-        if facts is None:
-            raise CaseError(f"no labels for the message {message!r}")
+        known = combined.known_of(prompt)
         answers = []
-        for fact in facts:
-            decided = self.decide_one(0, fact.text, known)
-            answers.append(
-                fact.model_dump() | {"action": decided["action"], "target": decided["target"]}
-            )
+        for fact in json.loads(self.extraction(combined.message_of(prompt)))["facts"]:
+            decided = self.decide_one(0, fact["text"], known)
+            answers.append(fact | {"action": decided["action"], "target": decided["target"]})
         return json.dumps({"facts": answers})
 
     def decision(self, prompt: str) -> str:

@@ -139,11 +139,9 @@ def from_inline(subject: Subject) -> PlannedWrite | None:
     own = {candidate.fact.id for candidate in subject.candidates}
     if target is None and not own <= inline.shown:
         return None
+    # An UPDATE to the same text never gets here: shortcut() made it NONE before.
     number = None if inline.number is None else str(inline.number)
-    plan = PlannedWrite(subject, Action.NONE, proposed_action=inline.action, proposed_target=number)
-    if action == "UPDATE" and target is not None and same_text(subject.fact.text, target.text):
-        return replace_plan(plan, Action.NONE, target, Guard.IDENTICAL_UPDATE)
-    return replace_plan(plan, Action(action), target, None)
+    return PlannedWrite(subject, Action(action), target, None, inline.action, number)
 
 
 def with_inline_mistake(plan: PlannedWrite, mistake: Guard) -> PlannedWrite:

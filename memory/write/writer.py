@@ -66,6 +66,8 @@ class WriteSettings:
     candidate_threshold: float = CALIBRATED_CANDIDATE_THRESHOLD
     candidate_limit: int = 5
     max_destructive_actions: int = 3
+    # One model call extracts and decides when the message finds known facts.
+    decide_in_extraction: bool = True
     retry_base_seconds: float = 30.0
     retry_max_seconds: float = 3600.0
     # Queued writes do not store the scope mode; this one is used when they are processed.
@@ -81,7 +83,10 @@ class WriteSettings:
 
     def pipeline(self) -> PipelineSettings:
         return PipelineSettings(
-            self.candidate_threshold, self.candidate_limit, self.max_destructive_actions
+            self.candidate_threshold,
+            self.candidate_limit,
+            self.max_destructive_actions,
+            self.decide_in_extraction,
         )
 
     def retry_delay(self, attempts: int) -> timedelta:

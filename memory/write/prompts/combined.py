@@ -16,7 +16,7 @@ from memory.llm import ChatMessage
 from memory.write.prompts import extraction
 from memory.write.prompts.decision import ACTIONS
 
-VERSION = "combined-2026-12-02.1"
+VERSION = "combined-2026-11-30.1"
 
 KNOWN_HEADING = "Known facts:"
 MESSAGE_HEADING = "Message:"
@@ -76,6 +76,22 @@ SYSTEM_PROMPT = f"{TASK}\n\n{extraction.RULES}\n\n{DECISIONS}\n\n{ANSWER}"
 def render(text: str, known: Sequence[str]) -> str:
     listed = "\n".join(f"{number}: {fact}" for number, fact in enumerate(known, 1))
     return f"{KNOWN_HEADING}\n{listed}\n\n{MESSAGE_HEADING}\n{text}"
+
+
+def message_of(content: str) -> str:
+    """The chat message inside a user turn of this prompt (or the turn itself, for the plain
+    extraction prompt's): what test doubles and the reference model answer about."""
+    if not content.startswith(KNOWN_HEADING):
+        return content
+    return content.partition(f"\n\n{MESSAGE_HEADING}\n")[2]
+
+
+def known_of(content: str) -> list[str]:
+    """The known facts listed in a user turn of this prompt, in their numbered order."""
+    if not content.startswith(KNOWN_HEADING):
+        return []
+    listed = content.partition(f"\n\n{MESSAGE_HEADING}\n")[0].splitlines()[1:]
+    return [line.partition(": ")[2] for line in listed]
 
 
 def build_messages(text: str, known: Sequence[str]) -> list[ChatMessage]:

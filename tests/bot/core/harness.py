@@ -23,6 +23,7 @@ from memory.embedding import Embedder
 from memory.llm import AssistantTurn, ChatMessage, RecordedCall, ScriptedLanguageModel
 from memory.recall import FastEmbedReranker
 from memory.write.prompts import decision, extraction
+from memory.write.prompts.combined import message_of
 from tests.memory.write.gated import GatedLanguageModel, never
 
 EXTRACTION_OPENING = extraction.SYSTEM_PROMPT.split("\n", 1)[0]
@@ -49,12 +50,13 @@ class ScriptedMind:
     def __call__(self, messages: Sequence[ChatMessage]) -> str:
         system = messages[0].content
         if system.startswith(EXTRACTION_OPENING):
-            raw = self.raw_extractions.get(messages[-1].content)
+            message = message_of(messages[-1].content)
+            raw = self.raw_extractions.get(message)
             if isinstance(raw, Exception):
                 raise raw
             if raw is not None:
                 return raw
-            return json.dumps({"facts": self.facts.get(messages[-1].content, [])})
+            return json.dumps({"facts": self.facts.get(message, [])})
         if system == decision.SYSTEM_PROMPT:
             return self.decisions.pop(0)
         if self.reply_errors:

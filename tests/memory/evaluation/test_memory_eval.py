@@ -18,6 +18,7 @@ from memory.evaluation.reference_model import ReferenceModel
 from memory.llm import CallKind, ChatMessage, ScriptedLanguageModel
 from memory.write.candidates import CALIBRATED_CANDIDATE_THRESHOLD
 from memory.write.pipeline import PipelineSettings
+from memory.write.prompts.combined import message_of
 
 SETTINGS = PipelineSettings(CALIBRATED_CANDIDATE_THRESHOLD, 5, 3)
 KINDS = {
@@ -62,11 +63,17 @@ async def test_the_reference_model_scores_everything(embedder: Embedder, tmp_pat
 def tiny_model_answers(messages: Sequence[ChatMessage]) -> str:
     """What the 0.5B model was seen to do: a "fact" out of every question, the message
     itself as the fact of a statement, and the old prompt's example as every decision."""
-    message = messages[-1].content
-    if "New fact 1:" in message or "Your answer had errors" in message:
+    content = messages[-1].content
+    if "New fact 1:" in content or "Your answer had errors" in content:
         return '{"decisions": [{"fact": 1, "action": "UPDATE", "target": 2}]}'
-    fact = "I live in Berlin" if message.endswith("?") else message
-    return json.dumps({"facts": [{"text": fact, "category": "other"}]})
+    message = message_of(content)
+    fact: dict[str, object] = {
+        "text": "I live in Berlin" if message.endswith("?") else message,
+        "category": "other",
+    }
+    if message != content:  # the combined prompt: the same copied decision
+        fact |= {"action": "UPDATE", "target": 2}
+    return json.dumps({"facts": [fact]})
 
 
 async def test_scoring_counts_what_a_model_gets_wrong(embedder: Embedder, tmp_path: Path) -> None:

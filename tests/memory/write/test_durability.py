@@ -19,6 +19,7 @@ from memory.records import FactEvent
 from memory.scope import Scope
 from memory.store import EventDraft, FactRepository, PendingWriteRepository, Store
 from memory.write import MemoryWriter, WriteSettings
+from memory.write.prompts.combined import message_of
 from tests.memory.write.helpers import (
     ALICE,
     MESSAGE_TIME,
@@ -44,7 +45,7 @@ class ManualClock:
 
 def answer_by_message(messages: Sequence[ChatMessage]) -> str:
     """A model that extracts "I live in X" from "I live in X" and adds (no candidates here)."""
-    user_text = messages[-1].content
+    user_text = message_of(messages[-1].content)
     return extracted(user_text) if "New fact" not in user_text else decided((1, "UPDATE", 1))
 
 

@@ -24,6 +24,7 @@ from memory.write import MemoryWriter, WriteSettings, pipeline
 from memory.write import group_commit as group_commit_module
 from memory.write.group_commit import GroupCommitter
 from memory.write.pipeline import MessageInput, Plan, QueueClaim, WriteParts, plan_message
+from memory.write.prompts.combined import message_of
 from tests.memory.write.gated import GatedLanguageModel, is_extraction, until
 from tests.memory.write.helpers import (
     MESSAGE_TIME,
@@ -38,7 +39,7 @@ PEOPLE = [Scope(f"console:person{n}", "console:dm") for n in range(8)]
 
 
 def extract_and_add(messages: Sequence[ChatMessage]) -> str:
-    text = messages[-1].content
+    text = message_of(messages[-1].content)
     if is_extraction(messages):
         return extracted(text)
     return decided((1, "ADD", None))

@@ -18,6 +18,7 @@ from memory.records import Action, PendingWrite
 from memory.scope import Scope
 from memory.store import Store
 from memory.write import MemoryWriter, WriteSettings
+from memory.write.prompts.combined import message_of
 from tests.memory.write.gated import GatedLanguageModel, is_extraction, until
 from tests.memory.write.helpers import (
     ALICE,
@@ -36,7 +37,7 @@ NO_GRACE = WriteSettings(shutdown_grace_seconds=0)
 
 def extract_and_add(messages: Sequence[ChatMessage]) -> str:
     """A model that extracts the message as it is said, and adds every new fact."""
-    text = messages[-1].content
+    text = message_of(messages[-1].content)
     if is_extraction(messages):
         return extracted(text)
     return decided((1, "ADD", None))
