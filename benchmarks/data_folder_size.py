@@ -46,6 +46,7 @@ from memory.scope import Scope
 from memory.store import Store
 from memory.store.space import database_space, give_back_free_pages, switch_to_incremental_vacuum
 from memory.write.prompts import decision, extraction
+from memory.write.prompts.combined import message_of
 from memory.write.writer import MemoryWriter, WriteSettings
 
 DIMENSION = 384
@@ -83,7 +84,7 @@ class StandInModel:
         temperature: float | None = None,
     ) -> str:
         if messages[0].content.startswith(EXTRACTION_OPENING):
-            said = messages[-1].content.removeprefix(SAYS)
+            said = message_of(messages[-1].content).removeprefix(SAYS)
             return json.dumps({"facts": [{"text": said, "category": "other"}]})
         if messages[0].content == decision.SYSTEM_PROMPT:
             return json.dumps({"decisions": decide(messages[-1].content)})
