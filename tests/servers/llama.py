@@ -19,6 +19,12 @@ SHARED_LLM = Path(__file__).resolve().parents[2].parent / "shared" / "llm"
 MODEL = "qwen2.5-coder-0.5b-instruct"
 
 
+def extra_flags() -> list[str]:
+    """``MNEMO_TEST_LLAMA_FLAGS``, e.g. ``-t 1``: on a machine whose cores are busy, one
+    thread generates several times faster than two (they wait for each other)."""
+    return os.environ.get("MNEMO_TEST_LLAMA_FLAGS", "").split()
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -44,7 +50,7 @@ class LlamaServer:
         port = free_port()
         log = Path(os.environ.get("TMPDIR", "/tmp")) / f"mnemo-test-llama-{port}.log"
         finished = subprocess.run(
-            ["bash", str(SHARED_LLM / "serve.sh"), str(port), *flags],
+            ["bash", str(SHARED_LLM / "serve.sh"), str(port), *flags, *extra_flags()],
             capture_output=True,
             text=True,
             timeout=300,
