@@ -153,8 +153,10 @@ async def test_people_are_processed_side_by_side_up_to_the_limit_each_in_order(
     for person in people:
         await writer.accept(person, f"I am {person.owner}", message_time=MESSAGE_TIME)
     await until(lambda: len(hung.waiting) == 3)
-    # Three people at once, and Alice's second message waits for her first.
-    assert hung.waiting[0] == "I live in Paris"
+    # Three people at once, and Alice's second message waits for her first. Which of the
+    # three reached the model first is not fixed: each first embeds its message (the
+    # combined call looks for known facts).
+    assert "I live in Paris" in hung.waiting
     assert "I moved to Berlin" not in hung.waiting
     hung.open()
     await writer.drain()
