@@ -92,14 +92,17 @@ def print_table(base: list[dict[str, Any]], new: list[dict[str, Any]]) -> None:
 
 
 def print_time_table(base: list[dict[str, Any]], new: list[dict[str, Any]]) -> None:
-    """Where the CPU time went (seconds, by thread group) and how long the loop was blocked."""
+    """What the replies cost in CPU, where the CPU time went (seconds, by thread group, until
+    the queue drained) and how long the loop was blocked."""
     groups = sorted({group for row in [*base, *new] for group in row["cpu_seconds"]})
-    header = ["people x messages", "code", "loop lag p99", "loop lag max", *groups]
+    header = ["people x messages", "code", "CPU per reply (process / loop)"]
+    header += ["loop lag p99", "loop lag max", *groups]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for old_row, new_row in zip(base, new, strict=True):
         for name, row in (("base", old_row), ("new", new_row)):
             cells = [row["label"], name]
+            cells.append(f"{row['reply_cpu_ms']:.1f} / {row['reply_loop_cpu_ms']:.1f} ms")
             cells += [f"{row['loop_lag_p99_ms']:,.0f} ms", f"{row['loop_lag_max_ms']:,.0f} ms"]
             cells += [f"{row['cpu_seconds'].get(group, 0.0):.1f} s" for group in groups]
             print("| " + " | ".join(cells) + " |")

@@ -102,6 +102,10 @@ class ScenarioResult:
     load_after: float
     problems: tuple[str, ...]
     cpu_seconds: dict[str, float]
+    # CPU milliseconds per reply until the last reply (whole process, and the event loop's
+    # thread alone): what the replies cost, whatever share of the cores the process got.
+    reply_cpu_ms: float
+    reply_loop_cpu_ms: float
     loop_lag_p50_ms: float
     loop_lag_p99_ms: float
     loop_lag_max_ms: float
@@ -423,6 +427,7 @@ class Session:
         )
         timings = [timing for person in per_person for timing in person]
         last_reply = max(finish for _, finish in timings) - started
+        reply_cpu = ThreadTimes.now().since(cpu_before)
         await self.wait_for_queue()
         drained = time.perf_counter() - started
         cpu_after = ThreadTimes.now()
@@ -447,6 +452,8 @@ class Session:
             load_after=os.getloadavg()[0],
             problems=(*locked.examples, *missing[:3]),
             cpu_seconds=cpu_after.since(cpu_before),
+            reply_cpu_ms=reply_cpu["whole process"] * 1000 / len(timings),
+            reply_loop_cpu_ms=reply_cpu.get("event loop (main thread)", 0.0) * 1000 / len(timings),
             loop_lag_p50_ms=float(np.percentile(lags, 50)),
             loop_lag_p99_ms=float(np.percentile(lags, 99)),
             loop_lag_max_ms=float(lags.max()),
@@ -483,7 +490,7 @@ class Profiler:
         if self.output is not None:
             py_spy = Path(sys.executable).parent / "py-spy"
             command = [str(py_spy), "record", "--pid", str(os.getpid()), "--threads", "--gil"]
-            command += ["--format", "raw", "--rate", "200", "--output", str(self.output)]
+            command += ["--format", "raw", "--rate", "50", "--output", str(self.output)]
             self.process = subprocess.Popen(command, stdout=sys.stderr, stderr=sys.stderr)
             time.sleep(1.0)  # py-spy attaches
         return self
