@@ -72,8 +72,11 @@ class WriteSettings:
     retry_max_seconds: float = 3600.0
     # Queued writes do not store the scope mode; this one is used when they are processed.
     scope_mode: ScopeMode = ScopeMode.USER_ROOM
-    # How many people's writes the worker processes at once (each person's in order).
-    worker_concurrency: int = 4
+    # How many people's writes the worker processes at once (each person's in order): the
+    # more, the bigger the group commits (fewer index writes and compactions under load).
+    worker_concurrency: int = 16
+    # At most this many of those writes' model calls at the server at once (replies first).
+    max_model_calls: int = 4
     # At most this many queued messages are applied in one transaction (group commit).
     max_group_commit: int = 32
     # A claim older than this is taken as its worker's death: longer than any write takes.
@@ -137,7 +140,7 @@ class MemoryWriter:
             store,
             index,
             embedder,
-            BackgroundModel(llm, self._priority),
+            BackgroundModel(llm, self._priority, max_calls=settings.max_model_calls),
             settings.pipeline(),
         )
         self._clock = clock or utc_now
