@@ -211,6 +211,7 @@ class LanceFactIndex:
             }
             for fact in facts
         ]
+        written = False
         try:
             async with self._write_lock:
                 await (
@@ -219,11 +220,15 @@ class LanceFactIndex:
                     .when_not_matched_insert_all()
                     .execute(rows)
                 )
+                written = True
                 await self._count_write()
         except LANCE_ERRORS as error:
             raise VectorIndexError(f"cannot write to the vector index: {error}") from error
         finally:
-            self.scope_cache.owners_changed(fact.owner for fact in facts)
+            if written:
+                self.scope_cache.rows_written(facts)
+            else:
+                self.scope_cache.owners_changed(fact.owner for fact in facts)
 
     async def delete(self, fact_ids: Sequence[int]) -> None:
         if not fact_ids:

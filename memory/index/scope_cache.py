@@ -10,9 +10,12 @@ Rules that keep it right:
 - An entry holds exactly the rows the scope's own filter selects (the same ``where`` as
   the LanceDB search), under the scope's full key (owner, room, mode): nothing of one scope
   can be served to another.
-- The index tells the cache after every write: upserted rows drop the entries of their
-  owners (every scope filter is on the owner), deleted or erased ids drop every entry that
-  holds one of them. A fill that overlapped any write is used once and not kept.
+- The index tells the cache after every write. Rows written: each entry first loses the
+  rows of those ids (whoever held them), then takes the written rows that its scope's own
+  filter selects (the owner, and the rooms the scope sees, as ``scope_where`` says), so
+  the queue's next write for that person searches memory instead of reloading the scope.
+  A write that failed drops the entries of its owners; deleted or erased ids drop every
+  entry that holds one of them. A fill that overlapped any write is used once and not kept.
 - Bounded by the number of rows held (least recently used scopes go first); a scope larger
   than the bound is not cached, and the index searches it itself.
 """
@@ -20,14 +23,14 @@ Rules that keep it right:
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 
-from memory.index.base import ScoredFactId
-from memory.scope import Scope
+from memory.index.base import IndexedFact, ScoredFactId
+from memory.scope import RoomFilter, Scope
 
 FactIds = npt.NDArray[np.int64]
 Matrix = npt.NDArray[np.float32]
@@ -41,14 +44,39 @@ class ScopeRows:
     """One scope's rows: ids, and their vectors scaled to unit length (zero rows stay zero)."""
 
     owner: str
+    rooms: RoomFilter
     fact_ids: FactIds
     unit_vectors: Matrix
 
     @classmethod
-    def of(cls, owner: str, fact_ids: FactIds, vectors: Matrix) -> ScopeRows:
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        norms[norms == 0] = 1.0
-        return cls(owner, fact_ids, (vectors / norms).astype(np.float32))
+    def of(cls, scope: Scope, fact_ids: FactIds, vectors: Matrix) -> ScopeRows:
+        return cls(scope.owner, scope.visible_rooms(), fact_ids, unit_rows(vectors))
+
+    def selects(self, fact: IndexedFact) -> bool:
+        """Whether the scope's filter (``memory.index.filters.scope_where``) selects the row."""
+        if fact.owner != self.owner:
+            return False
+        if self.rooms.only is not None and fact.room != self.rooms.only:
+            return False
+        return self.rooms.exclude is None or fact.room != self.rooms.exclude
+
+    def written(self, facts: Sequence[IndexedFact]) -> ScopeRows:
+        """These rows after ``facts`` were written: the old rows of their ids gone, the new
+        ones the scope selects added."""
+        written_ids = np.fromiter((fact.fact_id for fact in facts), dtype=np.int64)
+        kept = ~np.isin(self.fact_ids, written_ids)
+        added = [fact for fact in facts if self.selects(fact)]
+        if not added and kept.all():
+            return self
+        if not added:
+            return replace(self, fact_ids=self.fact_ids[kept], unit_vectors=self.unit_vectors[kept])
+        vectors = np.stack([np.asarray(fact.vector, dtype=np.float32).ravel() for fact in added])
+        added_ids = np.fromiter((fact.fact_id for fact in added), dtype=np.int64)
+        return replace(
+            self,
+            fact_ids=np.concatenate([self.fact_ids[kept], added_ids]),
+            unit_vectors=np.concatenate([self.unit_vectors[kept], unit_rows(vectors)]),
+        )
 
     def search(
         self, vector: npt.NDArray[np.float32], limit: int, min_similarity: float | None
@@ -100,13 +128,26 @@ class ScopeVectorCache:
         if len(fact_ids) > self.max_rows:
             self._too_large.add(key)
             return None
-        entry = ScopeRows.of(scope.owner, fact_ids, vectors)
+        entry = ScopeRows.of(scope, fact_ids, vectors)
         if self._writes == writes_before:
             self._keep(key, entry)
         return entry
 
+    def rows_written(self, facts: Sequence[IndexedFact]) -> None:
+        """These rows were added or replaced (the write succeeded)."""
+        self._written()
+        for key, entry in list(self._entries.items()):
+            updated = entry.written(facts)
+            if updated is not entry and len(updated.fact_ids) <= self.max_rows:
+                self._rows += len(updated.fact_ids) - len(entry.fact_ids)
+                self._entries[key] = updated
+            elif updated is not entry:
+                self._drop([key])
+        while self._rows > self.max_rows:
+            self._drop([next(iter(self._entries))])
+
     def owners_changed(self, owners: Iterable[str]) -> None:
-        """Rows of these owners were added or replaced."""
+        """Rows of these owners may have been added or replaced (a write that failed)."""
         self._written()
         changed = set(owners)
         self._drop([key for key, entry in self._entries.items() if entry.owner in changed])
@@ -145,3 +186,11 @@ class ScopeVectorCache:
             entry = self._entries.pop(key, None)
             if entry is not None:
                 self._rows -= len(entry.fact_ids)
+
+
+def unit_rows(vectors: Matrix) -> Matrix:
+    """Each row scaled to unit length (zero rows stay zero)."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    result: Matrix = (vectors / norms).astype(np.float32)
+    return result

@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from memory.errors import VectorIndexError
 from memory.index import IndexedFact, LanceFactIndex, ScoredFactId
 from memory.index.scope_cache import FactIds, Matrix, ScopeVectorCache
 from memory.scope import Scope, ScopeMode
@@ -111,18 +112,79 @@ async def test_every_write_is_seen_by_the_next_search(tmp_path: Path) -> None:
         await index.aclose()
 
 
-async def test_a_write_to_one_owner_keeps_the_others_cached(tmp_path: Path) -> None:
+async def test_a_write_updates_the_cached_scopes_without_reloading_them(tmp_path: Path) -> None:
     index = await filled(tmp_path / "index")
-    query = unit(5)
+    query = unit(777)
     try:
         await index.search(ALICE_DM, query, limit=5)
         await index.search(BOB_DM, query, limit=5)
         await index.upsert([fact(777, BOB_DM)])
-        hits_before = index.scope_cache.hits
-        await index.search(ALICE_DM, query, limit=5)
-        assert index.scope_cache.hits == hits_before + 1
-        await index.search(BOB_DM, query, limit=5)
-        assert index.scope_cache.hits == hits_before + 1  # Bob's entry was dropped
+        misses_before = index.scope_cache.misses
+        assert 777 not in ids(await index.search(ALICE_DM, query, limit=100))
+        assert ids(await index.search(BOB_DM, query, limit=1)) == [777]
+        assert index.scope_cache.misses == misses_before  # both served from memory
+    finally:
+        await index.aclose()
+
+
+SCOPES = [
+    ALICE_DM,
+    ALICE_ROOM,
+    BOB_DM,
+    HOSTILE,
+    ALICE_DM.with_mode(ScopeMode.USER),  # from the DM: every room of hers
+    ALICE_ROOM.with_mode(ScopeMode.USER),  # from a group room: every room but her DM
+    Scope("console:bob", "console:room1"),
+]
+
+
+async def test_after_any_writes_the_cache_answers_as_lancedb_does(tmp_path: Path) -> None:
+    """Rows added, replaced (also moved to another room or owner) and deleted while every
+    scope is cached: each scope's answers stay exactly LanceDB's own, never another's row."""
+    cached = await filled(tmp_path / "cached")
+    plain = await filled(tmp_path / "plain", rows=0)
+    rng = np.random.default_rng(16)
+    try:
+        for step in range(12):
+            for scope in SCOPES:  # every scope cached before the write
+                await cached.search(scope, unit(1), limit=1)
+            writes = [
+                fact(int(fact_id), SCOPES[int(rng.integers(len(SCOPES)))], seed=1000 * step + k)
+                for k, fact_id in enumerate(rng.choice(np.arange(100, 520), 6, replace=False))
+            ]
+            misses_before = cached.scope_cache.misses
+            for index in (cached, plain):
+                await index.upsert(writes)
+                if step % 4 == 3:
+                    await index.delete([writes[0].fact_id])
+            for scope in SCOPES:
+                for query in [unit(1000 * step + k) for k in range(3)]:
+                    expected = await plain.search(scope, query, limit=1000)
+                    got = await cached.search(scope, query, limit=1000)
+                    assert ids(got) == ids(expected), (step, scope)
+                    assert [h.similarity for h in got] == pytest.approx(
+                        [h.similarity for h in expected], abs=1e-5
+                    )
+            if step % 4 != 3:  # upserts alone: no scope was reloaded
+                assert cached.scope_cache.misses == misses_before
+    finally:
+        await cached.aclose()
+        await plain.aclose()
+
+
+async def test_a_failed_write_drops_its_owners_entries(tmp_path: Path) -> None:
+    index = await filled(tmp_path / "index")
+    try:
+        await index.search(ALICE_DM, unit(1), limit=5)
+        await index.search(BOB_DM, unit(1), limit=5)
+        wrong = IndexedFact(600, BOB_DM.owner, BOB_DM.room, "x", np.ones(3, np.float32), "m")
+        with pytest.raises(VectorIndexError):
+            await index.upsert([wrong])
+        misses_before = index.scope_cache.misses
+        await index.search(ALICE_DM, unit(1), limit=5)
+        assert index.scope_cache.misses == misses_before
+        await index.search(BOB_DM, unit(1), limit=5)
+        assert index.scope_cache.misses == misses_before + 1  # Bob's scope read again
     finally:
         await index.aclose()
 
