@@ -147,3 +147,45 @@ async def test_what_was_said_while_stopped_is_learned_once_also_in_an_encrypted_
     for text in ("I play the cello", "My sister is called Ines", "I live in Lyon"):
         assert extracted.count(text) == 1, text
     assert len(await facts_of(mnemo, alice.person)) == 2
+
+
+async def test_an_edit_or_redaction_by_someone_else_changes_nothing(
+    start_bot: StartBot, make_person: MakePerson, mnemo: Harness
+) -> None:
+    mnemo.mind.facts["Mnemo, I live in Paris"] = [fact("I live in Paris", "location")]
+    mnemo.mind.facts["Mnemo, I play the cello"] = [fact("I play the cello", "hobby")]
+    bot = await start_bot(mnemo.app.core, display_name="Mnemo")
+    bot_id = bot.adapter.user_id
+    alice = await make_person("alice")
+    bob = await make_person("bob")
+    room_id = await alice.create_room([bot_id, bob.user_id])
+    await bob.join(room_id)
+    for person in (alice, bob):
+        await person.wait_for_members(room_id, {alice.user_id, bob.user_id, bot_id})
+    alice_said = await alice.send(room_id, "Mnemo, I live in Paris")
+    await alice.wait_for_messages(bot_id, room_id, 1)
+    bob_said = await bob.send(room_id, "Mnemo, I play the cello")
+    await alice.wait_for_messages(bot_id, room_id, 2)
+
+    # Bob sends an edit of Alice's message (Synapse lets him; clients hide it), and Alice,
+    # who made the room (a moderator), removes Bob's message.
+    await bob.edit(room_id, alice_said, "Mnemo, I live in Berlin")
+    await alice.redact(room_id, bob_said)
+    # A room's events are handled in order: once this is answered, both were handled.
+    await alice.send(room_id, "Mnemo, still there?")
+    await alice.wait_for_messages(bot_id, room_id, 3)
+    await mnemo.app.writer.drain()
+
+    async def active_in_room(person: Person) -> list[str]:
+        scope = Scope(f"matrix:{person.user_id}", f"matrix:{room_id}")
+        async with mnemo.app.store.transaction() as tx:
+            return [fact.text for fact in await tx.facts.list_in_scope(scope)]
+
+    assert await active_in_room(alice) == ["I live in Paris"]
+    assert await active_in_room(bob) == ["I play the cello"]
+    async with mnemo.app.store.transaction() as tx:
+        turns = [turn.text for turn in await tx.turns.recent(f"matrix:{room_id}", limit=20)]
+    assert "Mnemo, I live in Paris" in turns and "Mnemo, I play the cello" in turns
+    assert not any("Berlin" in turn for turn in turns)
+    assert all(reacts_to != alice_said for _, _, reacts_to, _ in alice.reactions)
+    assert not any("Berlin" in call.messages[-1].content for call in extraction_calls(mnemo.llm))
