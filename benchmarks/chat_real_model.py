@@ -83,6 +83,8 @@ async def group_round(app: Application, number: int) -> tuple[bool, bool]:
     )
     without = await app.llm.complete(build_messages(alone))
     await app.writer.drain()
+    # Each round's answers as they come: on a loaded machine a run may not reach the totals.
+    print(f"  group round {number}: with the turns {answer.text!r}; without {without!r}")
     return mentions(answer.text), mentions(without)
 
 
