@@ -6,20 +6,7 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 
 from memory.scope import Scope, ScopeMode, direct_room_key
-
-
-def valid_text(text: str) -> str:
-    """``text`` as valid Unicode: a surrogate pair joined, a lone surrogate made U+FFFD.
-
-    JSON from a platform (``"\\ud800"``) and undecodable console bytes can put surrogates
-    into a str; they cannot be encoded as UTF-8, so the LLM request, the database and the
-    terminal would all fail on them.
-    """
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    return text
+from memory.text import valid_text
 
 
 def make_strings_valid(record: IncomingMessage | OutgoingMessage | MessageEdit) -> None:

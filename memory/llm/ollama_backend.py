@@ -37,6 +37,7 @@ from memory.llm.base import (
     WrongProvider,
 )
 from memory.llm.text_tool_calls import calls_in_text
+from memory.text import valid_data, valid_text
 
 # What ``ollama.AsyncClient`` lets through when the connection fails or breaks mid-request.
 CONNECTION_ERRORS = (
@@ -219,13 +220,17 @@ def reply_text(response: Any) -> str:
     content = getattr(getattr(response, "message", None), "content", None)
     if not isinstance(content, str):
         raise LanguageModelResponseError(f"Ollama's answer has no message text: {response!r:.200}")
-    return content
+    # A "\\ud800" in the answer would fail every layer that stores or sends it.
+    return valid_text(content)
 
 
 def tool_calls_of(message: Any) -> tuple[ToolCall, ...]:
     calls = getattr(message, "tool_calls", None) or ()
     return tuple(
-        ToolCall(str(call.function.name), dict(call.function.arguments or {})) for call in calls
+        ToolCall(
+            valid_text(str(call.function.name)), valid_data(dict(call.function.arguments or {}))
+        )
+        for call in calls
     )
 
 
@@ -238,6 +243,6 @@ def assistant_turn(response: Any, tools: Sequence[ToolSpec]) -> AssistantTurn:
     calls = tool_calls_of(message)
     content = getattr(message, "content", None)
     if calls:
-        return AssistantTurn(content if isinstance(content, str) else "", calls)
+        return AssistantTurn(valid_text(content) if isinstance(content, str) else "", calls)
     written = calls_in_text(reply_text(response), [tool.name for tool in tools])
     return AssistantTurn(written.rest, written.calls)

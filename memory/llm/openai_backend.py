@@ -39,6 +39,7 @@ from memory.llm.base import (
     WrongProvider,
 )
 from memory.llm.text_tool_calls import calls_in_text
+from memory.text import valid_data
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +169,8 @@ def parse_arguments(name: str, raw: Any) -> dict[str, Any]:
     except ValueError:
         arguments = None
     if isinstance(arguments, dict):
-        return arguments
+        # A JSON string inside the answer: its "\\ud800" escapes are decoded only here.
+        return dict(valid_data(arguments))
     log.warning(
         "the model's call of tool %r has arguments that are not an object: %.300r", name, raw
     )
@@ -282,7 +284,8 @@ class OpenAILanguageModel:
     def _read(self, response: httpx.Response, *, offered_tools: bool) -> Any:
         if response.is_success:
             try:
-                return response.json()
+                # A "\\ud800" in the answer would fail every layer that stores or sends it.
+                return valid_data(response.json())
             except ValueError as error:
                 raise LanguageModelResponseError(
                     f"the server at {self._base_url} did not answer with JSON"

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.messages import IncomingMessage, OutgoingMessage, valid_text
+from bot.messages import IncomingMessage, OutgoingMessage
 from memory.embedding import Embedder
 from memory.records import NewFact
 from memory.scope import Scope
+from memory.text import valid_data, valid_text
 from tests.bot.core.harness import START, Harness, open_harness, reply_calls
 
 HUGE = "99999999999999999999"
@@ -106,6 +107,7 @@ def test_a_lone_surrogate_is_made_valid_where_a_message_enters() -> None:
     reply = OutgoingMessage("an answer with \udc80 in it", "matrix:dm")
     assert reply.text == "an answer with \ufffd in it"
     assert valid_text("plain ascii") == "plain ascii"
+    assert valid_data({"q\udc80": ["a\ud800", 3, None]}) == {"q\ufffd": ["a\ufffd", 3, None]}
 
 
 async def test_lone_surrogates_reach_no_layer_below_the_core(bot: Harness) -> None:

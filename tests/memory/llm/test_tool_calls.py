@@ -220,3 +220,21 @@ async def test_scripted_double_refuses_a_tool_call_where_no_tools_were_offered()
     model = ScriptedLanguageModel([AssistantTurn("", (ToolCall("web_search", {}),))])
     with pytest.raises(AssertionError, match="offered no tools"):
         await model.complete(QUESTION)
+
+
+async def test_lone_surrogates_in_answers_are_made_valid(
+    ollama: OllamaServer, openai: OpenAICompatibleServer
+) -> None:
+    """An answer whose JSON holds "\\ud800" (a model cut inside an emoji) cannot be stored,
+    sent or printed as it is: each backend hands back valid text and arguments."""
+    broken = {"queries": ["Paris \ud800 weather"]}
+    valid = {"queries": ["Paris \ufffd weather"]}
+    ollama.replies += ["Sunny \ud83d\ude00 and \ud800.", ToolCalls((("web_search", broken),))]
+    openai.replies += ["Sunny \ud83d\ude00 and \ud800.", ToolCalls((("web_search", broken),))]
+    for model in (ollama_model(ollama), openai_model(openai)):
+        try:
+            assert await model.complete(QUESTION) == "Sunny \U0001f600 and \ufffd."
+            turn = await model.complete_with_tools(QUESTION, [WEATHER])
+        finally:
+            await model.aclose()
+        assert [call.arguments for call in turn.tool_calls] == [valid]
