@@ -9,9 +9,12 @@ A real HTTP server (stdlib ``ThreadingHTTPServer`` in a thread). It answers like
 
 A scripted reply is a string, a callable computing one from the request body, ``DROP``
 (close the connection without answering, as a crashing server does), ``Slow(seconds, text)``
-(answer late, for timeouts), ``Failure(status, message)``, ``ToolCalls(...)`` (an assistant
-message with ``tool_calls``, as Ollama sends them) or ``Cut(text)`` (an answer that reached
-``num_predict``: ``done_reason: "length"``). A request offering ``tools`` for a model
+(answer late, for timeouts), ``Held(gate, text)`` (answer only once the test opens the gate:
+a model that hangs for as long as the test wants), ``Failure(status, message)``,
+``ToolCalls(...)`` (an assistant message with ``tool_calls``, as Ollama sends them) or
+``Cut(text)`` (an answer that reached ``num_predict``: ``done_reason: "length"``). When no
+scripted reply is left, ``responder`` (if set) picks any of these from the request body, then
+``fallback`` is used. A request offering ``tools`` for a model
 in ``models_without_tools`` gets Ollama's 400 "... does not support tools". Every request
 body is recorded.
 """
@@ -61,13 +64,23 @@ class Cut:
     text: str
 
 
+@dataclass(frozen=True)
+class Held:
+    """Answer ``text`` once ``gate`` is set (or after ``limit`` seconds, so no thread is
+    left behind for ever)."""
+
+    gate: threading.Event
+    text: str
+    limit: float = 600.0
+
+
 class Drop:
     """Close the connection without an answer."""
 
 
 DROP = Drop()
 
-Reply = str | Callable[[dict[str, Any]], str] | Slow | Failure | Drop | ToolCalls | Cut
+Reply = str | Callable[[dict[str, Any]], str] | Slow | Held | Failure | Drop | ToolCalls | Cut
 
 
 def prompt_of(body: dict[str, Any]) -> str:
@@ -81,6 +94,7 @@ class OllamaServer(LoopbackServer):
     models_without_tools: tuple[str, ...] = ()
     replies: list[Reply] = field(default_factory=list)
     fallback: Reply | None = None
+    responder: Callable[[dict[str, Any]], Reply] | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -97,7 +111,11 @@ class OllamaServer(LoopbackServer):
             if body.get("tools") and body.get("model") in self.models_without_tools:
                 name = body.get("model")
                 return Failure(400, f"registry.ollama.ai/library/{name} does not support tools")
-            return self.replies.pop(0) if self.replies else self.fallback
+            if self.replies:
+                return self.replies.pop(0)
+        if self.responder is not None:
+            return self.responder(body)
+        return self.fallback
 
     def chat_chunk(
         self,
@@ -155,6 +173,9 @@ class OllamaServer(LoopbackServer):
                 else:
                     if isinstance(reply, Slow):
                         time.sleep(reply.seconds)
+                        text = reply.text
+                    elif isinstance(reply, Held):
+                        reply.gate.wait(reply.limit)
                         text = reply.text
                     else:
                         text = reply(body) if callable(reply) else reply
