@@ -18,11 +18,13 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
+from memory.coalescing import Coalesced
 from memory.errors import StorageFullError, StoreError
 from memory.store.write_lock import WriteLock
 
 BUSY_TIMEOUT_MILLISECONDS = 5000
 JOURNAL_SIZE_LIMIT_BYTES = 4 * 2**20
+LOG_WAIT_SECONDS = 2.0
 
 
 def _set_sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
@@ -88,6 +90,10 @@ class Database:
         event.listen(self.engine.sync_engine, "connect", pragmas)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         self.write_lock = WriteLock()
+        # How long a truncation of the log waits for readers (replies read in milliseconds);
+        # below BUSY_TIMEOUT_MILLISECONDS, so a writer queued behind it never times out.
+        self.log_wait_seconds = LOG_WAIT_SECONDS
+        self._log_truncation = Coalesced(self._truncate_wal_now)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
@@ -105,34 +111,43 @@ class Database:
         except SQLAlchemyError as error:
             raise translate_error(error) from error
 
-    async def truncate_wal(self, *, wait_seconds: float = 2.0) -> None:
+    async def truncate_wal(self) -> None:
         """Copy the write-ahead log into the database and empty it, so that the older copies
         of deleted rows it holds are gone from the files (``secure_delete`` zeroes them in
         the database itself).
 
-        While a reader still uses the log, SQLite's busy handler retries for up to
-        ``wait_seconds`` (replies read in milliseconds); raises :class:`StoreError` if the
-        log could not be emptied by then.
+        Returns once a truncation that started after this call has succeeded: many callers
+        at once (twenty forgets) share one or two. Raises :class:`StoreError` if it failed,
+        e.g. a reader still used the log after ``log_wait_seconds``.
         """
-        try:
-            async with self.engine.connect() as connection:
-                await connection.exec_driver_sql(
-                    f"PRAGMA busy_timeout={round(wait_seconds * 1000)}"
-                )
-                try:
-                    result = await connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
-                    busy = result.one()[0]
-                finally:
+        await self._log_truncation.run()
+
+    async def _truncate_wal_now(self) -> None:
+        # The checkpoint holds SQLite's writer lock while it waits for readers. Taking this
+        # process's turn first makes our writers queue here, fairly, instead of polling in
+        # SQLite's busy handler, where back-to-back truncations could keep one out past
+        # busy_timeout ("database is locked"). A writer waits for one truncation at most.
+        async with self.write_lock.hold():
+            try:
+                async with self.engine.connect() as connection:
                     await connection.exec_driver_sql(
-                        f"PRAGMA busy_timeout={BUSY_TIMEOUT_MILLISECONDS}"
+                        f"PRAGMA busy_timeout={round(self.log_wait_seconds * 1000)}"
                     )
-        except SQLAlchemyError as error:
-            raise translate_error(error) from error
+                    try:
+                        result = await connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+                        busy = result.one()[0]
+                    finally:
+                        await connection.exec_driver_sql(
+                            f"PRAGMA busy_timeout={BUSY_TIMEOUT_MILLISECONDS}"
+                        )
+            except SQLAlchemyError as error:
+                raise translate_error(error) from error
         if busy:
             raise StoreError(
                 "the database's log could not be emptied: another connection kept reading "
-                f"it for {wait_seconds:g} s; it is emptied at the next checkpoint"
+                f"it for {self.log_wait_seconds:g} s; it is emptied at the next checkpoint"
             )
 
     async def aclose(self) -> None:
+        await self._log_truncation.aclose()
         await self.engine.dispose()

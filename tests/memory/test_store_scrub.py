@@ -8,12 +8,12 @@ import threading
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from memory.errors import StoreError
 from memory.records import NewFact
 from memory.scope import Scope
-from memory.store import Store
+from memory.store import Store, database
 from tests.memory.raw_bytes import files_containing
 
 ALICE = Scope("console:alice", "console:room1")
@@ -98,10 +98,77 @@ async def test_scrub_says_so_when_a_reader_never_lets_go(store: Store, tmp_path:
     await asyncio.to_thread(opened.wait, 10)
     try:
         await _forget(store, secret_id)
+        store.database.log_wait_seconds = 0.3
         with pytest.raises(StoreError, match="could not be emptied"):
-            await store.database.truncate_wal(wait_seconds=0.3)
+            await store.scrub()
     finally:
         release.set()
         await asyncio.to_thread(reader.join, 10)
     await store.scrub()
     assert files_containing(tmp_path, SECRET) == []
+
+
+def _count_truncations(store: Store) -> list[str]:
+    """Every log truncation the store's engine runs, recorded as it is sent to SQLite."""
+    sent: list[str] = []
+
+    def record(connection: object, cursor: object, statement: str, *rest: object) -> None:
+        if "wal_checkpoint(TRUNCATE)" in statement:
+            sent.append(statement)
+
+    event.listen(store.database.engine.sync_engine, "before_cursor_execute", record)
+    return sent
+
+
+async def test_twenty_forgets_at_once_share_about_two_truncations(
+    store: Store, tmp_path: Path
+) -> None:
+    secrets = [f"zqxjpass{number:02d}vv" for number in range(20)]
+    async with store.transaction() as transaction:
+        ids = [(await transaction.facts.add(ALICE, NewFact(f"My code is {s}"))).id for s in secrets]
+    await store.scrub()
+    truncations = _count_truncations(store)
+
+    await asyncio.gather(*(_forget_and_scrub(store, fact_id) for fact_id in ids))
+
+    # The first run began after the first forget; all others asked during it: one more.
+    assert len(truncations) <= 2, truncations
+    assert [s for s in secrets if files_containing(tmp_path, s)] == []
+
+
+async def _forget_and_scrub(store: Store, fact_id: int) -> None:
+    await _forget(store, fact_id)
+    await store.scrub()
+
+
+async def test_a_writer_waits_for_one_truncation_at_most(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Back-to-back truncations, each held up by a reader, must not keep a writer out past
+    busy_timeout ("database is locked"): it takes its turn before the next truncation."""
+    # Each truncation waits 1 s for the reader; SQLite's busy handler gives up at 1.2 s.
+    monkeypatch.setattr(database, "BUSY_TIMEOUT_MILLISECONDS", 1200)
+    store = await Store.open(tmp_path / "mnemo.sqlite3")
+    store.database.log_wait_seconds = 1.0
+    opened, release = threading.Event(), threading.Event()
+    reader = threading.Thread(
+        target=_hold_a_read_snapshot, args=(tmp_path / "mnemo.sqlite3", opened, release)
+    )
+    try:
+        secret_id = await _remember_among_others(store)
+        reader.start()
+        await asyncio.to_thread(opened.wait, 10)
+        await _forget(store, secret_id)
+        first = asyncio.create_task(store.scrub())
+        await asyncio.sleep(0.2)
+        second = asyncio.create_task(store.scrub())  # the truncation after the first
+        await asyncio.sleep(0.2)
+        async with store.transaction() as transaction:
+            await transaction.facts.add(ALICE, NewFact("I saw a heron"))
+        for truncation in (first, second):
+            with pytest.raises(StoreError, match="could not be emptied"):
+                await truncation
+    finally:
+        release.set()
+        await asyncio.to_thread(reader.join, 10)
+        await store.aclose()
