@@ -42,6 +42,7 @@ from bot.core.truncation import truncate
 from bot.messages import IncomingMessage, MessageDeletion, MessageEdit, OutgoingMessage
 from bot.websearch.base import WebSearchAdvisor
 from memory.errors import MemoryLayerError, StorageFullError, StoreError
+from memory.index import IndexRebuildingError
 from memory.keyed_locks import KeyedLocks
 from memory.llm import LanguageModel, LanguageModelError
 from memory.priority import ReplyPriority
@@ -151,6 +152,8 @@ class ConversationCore:
         self.commands: CommandRegistry = build_command_registry(services)
         self._intake_locks = KeyedLocks()
         self._corrections = Corrections(store, writer, self.pause, edit_window=settings.edit_window)
+        # The index rebuild already said in the log (IndexRebuildingError.rebuild).
+        self._rebuild_reported = 0
 
     # -- authorise, take in, route ----------------------------------------------------------
 
@@ -328,6 +331,12 @@ class ConversationCore:
     async def _recall(self, scope: Scope, text: str) -> list[str]:
         try:
             recalled = await self._recaller.for_message(scope, text)
+        except IndexRebuildingError as error:
+            # Every message meanwhile meets it: one line per rebuild, not one per message.
+            if error.rebuild != self._rebuild_reported:
+                self._rebuild_reported = error.rebuild
+                log.warning("answering without memories until the index is rebuilt: %s", error)
+            return []
         except MemoryLayerError as error:
             # A broken index must not silence the bot: answer without memories, say why.
             log.error("recall failed for %s, answering without memories: %s", scope, error)

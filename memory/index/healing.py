@@ -48,7 +48,14 @@ RECHECK_AFTER_ERROR_SECONDS = 60.0
 
 
 class IndexRebuildingError(VectorIndexError):
-    """The index is being rebuilt from the database; searches are answered again after."""
+    """The index is being rebuilt from the database; searches are answered again after.
+
+    ``rebuild`` numbers the rebuilds of this process, so a caller can report each once.
+    """
+
+    def __init__(self, message: str, *, rebuild: int) -> None:
+        super().__init__(message)
+        self.rebuild = rebuild
 
 
 class HealingIndex:
@@ -64,6 +71,7 @@ class HealingIndex:
         self._optimize_every = optimize_every
         self._heal_lock = asyncio.Lock()
         self._rebuild: asyncio.Task[None] | None = None
+        self.rebuilds = 0
         self.needs_refill = False
         self._last_check = -RECHECK_AFTER_ERROR_SECONDS
         # Each replacement of broken files, for the operator (``mnemo reconcile`` says so).
@@ -117,6 +125,7 @@ class HealingIndex:
     def start_rebuild(self) -> None:
         """Refill the index from the database in the background."""
         if not self.rebuilding:
+            self.rebuilds += 1
             self._rebuild = asyncio.create_task(self._run_refill(), name="index rebuild")
 
     async def wait_rebuilt(self) -> None:
@@ -180,13 +189,16 @@ class HealingIndex:
         except VectorIndexError:
             if await self.heal_if_broken(after_error=True):
                 raise IndexRebuildingError(
-                    "the vector index was unreadable and is being rebuilt from the database"
+                    "the vector index was unreadable and is being rebuilt from the database",
+                    rebuild=self.rebuilds,
                 ) from None
             raise
 
     def _refuse_while_rebuilding(self) -> None:
         if self.rebuilding:
-            raise IndexRebuildingError("the vector index is being rebuilt from the database")
+            raise IndexRebuildingError(
+                "the vector index is being rebuilt from the database", rebuild=self.rebuilds
+            )
 
     async def upsert(self, facts: Sequence[IndexedFact]) -> None:
         await self._guarded(lambda index: index.upsert(facts))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from adapters.main import main
 from bot.config import Config
 from bot.scheduler import RECONCILE
-from memory.embedding import Embedder
+from memory.embedding import Embedder, Vectors
 from tests.bot.core.harness import Harness, fact, make_config, open_harness, reply_calls
 from tests.conftest import LOCAL_MODEL_DIRECTORY
 from tests.memory.index_damage import damage, moved_aside_copies
@@ -112,3 +113,57 @@ def test_mnemo_reconcile_repairs_a_zeroed_index_instead_of_dying(
     assert "repaired: 1 missing" in output
     assert main(["--config", str(config_file), "reconcile", "--dry-run"]) == 0
     assert "would repair: 0 missing, 0 stale, 0 re-embedded" in capsys.readouterr().out
+
+
+class HeldEmbedder:
+    """The real embedder, but a call that embeds ``held_text`` waits while ``hold`` is
+    clear (test double for a slow rebuild: the refill embeds every stored fact)."""
+
+    def __init__(self, inner: Embedder, held_text: str) -> None:
+        self.inner = inner
+        self.held_text = held_text
+        self.released = asyncio.Event()
+        self.released.set()
+
+    @property
+    def model_name(self) -> str:
+        return self.inner.model_name
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        if self.held_text in texts:
+            await self.released.wait()
+        return await self.inner.embed(texts)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _core_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.name == "bot.core.core" and r.levelno >= logging.WARNING]
+
+
+async def test_a_rebuild_is_said_once_in_the_log_not_on_every_message(
+    tmp_path: Path, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    held = HeldEmbedder(embedder, "I have a cat named Miso")
+    bot = await open_harness(tmp_path, held)
+    try:
+        await _tell_about_the_cat(bot)
+        assert await _cat_is_recalled(bot)
+        for rebuild in (1, 2):
+            held.released.clear()
+            damage(bot.app.config.storage.index_path, "deleted")
+            # What the scheduled reconcile does first (which then waits for the rebuild).
+            assert await bot.app.index.heal_if_broken()
+            assert bot.app.index.rebuilding
+            for _ in range(3):
+                assert not await _cat_is_recalled(bot)  # answered, without the memory
+            held.released.set()
+            await bot.app.index.wait_rebuilt()
+            assert await _cat_is_recalled(bot)
+            records = _core_records(caplog)
+            assert [r.levelno for r in records] == [logging.WARNING] * rebuild, records
+            assert "until the index is rebuilt" in records[-1].getMessage()
+    finally:
+        held.released.set()
+        await bot.app.aclose()
