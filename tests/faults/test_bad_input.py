@@ -65,7 +65,7 @@ async def test_the_console_answers_every_bad_line_and_keeps_going(
         call.prompt.encode("utf-8")
 
 
-async def test_lone_surrogates_through_the_core_and_the_model_over_http(
+async def test_bad_input_through_the_core_and_the_model_over_http(
     settings: BotSettings, stand_in: LLMStandIn
 ) -> None:
     bot = await BotProcess.start(settings)
@@ -73,6 +73,15 @@ async def test_lone_surrogates_through_the_core_and_the_model_over_http(
     assert await bot.say("al\udcffice", "My boat is called Sea\ud800Wolf.") == "Noted."
     forget = await bot.say("al\udcffice", "/memory forget " + "9" * 30)
     assert forget.startswith("There is no fact #")
+    history = await bot.say("al\udcffice", "/memory history " + "9" * 30)
+    assert history.startswith("There is no fact #")
+    listing = await bot.say("al\udcffice", "/memory list 9223372036854775808")
+    assert listing in (
+        "There are only 1 page(s) of facts.",
+        "I don't remember anything about you here yet.",
+    )
+    bogus = await bot.say("al\udcffice", "/memory bogus")
+    assert bogus.startswith("I don't know the command /memory bogus. Commands: ")
     await wait_until_learned(settings.data_dir)
     assert await bot.stop() == 0
     facts = await active_facts(settings.data_dir)
