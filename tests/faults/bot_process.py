@@ -174,6 +174,15 @@ class BotProcess:
                 await self._event_added.wait()
         return record
 
+    async def logged(self, text: str, *, within: float = 60.0) -> None:
+        """Until the process's log has a line with ``text`` (what it tells the operator)."""
+        # Another process's file: nothing to be notified by, so it is polled.
+        async with asyncio.timeout(within):
+            while True:
+                if text in await asyncio.to_thread(self.log):
+                    return
+                await asyncio.sleep(0.2)
+
     # -- ending it ---------------------------------------------------------------------------
 
     async def kill(self) -> None:
