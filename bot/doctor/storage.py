@@ -11,16 +11,19 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from sqlalchemy import URL
+
 from bot.components import build_embedder, embedding_dimension
 from bot.config import Config
 from bot.data_folder import readable_problem, running_holder
 from bot.doctor.base import CheckResult
 from memory.errors import MemoryLayerError, VectorIndexError
-from memory.index import LanceFactIndex
+from memory.index import LanceFactIndex, VectorIndex
+from memory.index.pgvector import PgVectorIndex
 from memory.index.lance import folder_bytes, read_space
 from memory.indexing import reconcile
 from memory.store import Store, read_only_sqlite_url
-from memory.store.migrations import SchemaState, inspect_schema
+from memory.store.migrations import SchemaState, describe, inspect_schema
 from memory.store.space import DatabaseSpace, database_space
 
 # Below this, what compaction would give back is not worth a warning.
@@ -40,19 +43,33 @@ async def check_data_folder(config: Config) -> CheckResult:
     return CheckResult.passed("data folder", f"{data_dir} ({who})")
 
 
+def folder_unusable(config: Config) -> bool:
+    """SQLite and LanceDB live in the data folder; a PostgreSQL database does not."""
+    return config.storage.database_url is None and (
+        readable_problem(config.storage.data_dir) is not None
+    )
+
+
+def read_only_url(config: Config) -> URL:
+    """The database, opened so that nothing can be created or changed in it."""
+    if config.storage.database_url is not None:
+        return config.storage.database  # the doctor's PostgreSQL reads are plain SELECTs
+    return read_only_sqlite_url(config.storage.database_path)
+
+
 async def check_database(config: Config) -> CheckResult:
     """The schema revision and whether it is current; the doctor never upgrades it."""
-    if readable_problem(config.storage.data_dir) is not None:
+    if folder_unusable(config):
         return CheckResult.skipped("database", NEEDS_FOLDER)
-    path = config.storage.database_path
+    path = describe(config.storage.database)
     try:
-        state = await inspect_schema(read_only_sqlite_url(path))
+        state = await inspect_schema(read_only_url(config))
         if state.is_empty:
             detail = f"{path}: none yet; the bot makes it at start-up (revision {state.head})"
             return CheckResult.passed("database", detail)
         if not state.is_current:
-            return schema_not_current("database", str(path), state)
-        store = Store.open_read_only(path)
+            return schema_not_current("database", path, state)
+        store = Store.open_read_only(config.storage.database)
         try:
             async with store.transaction() as transaction:
                 pending = await transaction.pending.count()
@@ -95,14 +112,16 @@ async def check_embedding(config: Config) -> CheckResult:
 
 async def check_index(config: Config) -> CheckResult:
     storage = config.storage
-    if readable_problem(storage.data_dir) is not None:
+    if folder_unusable(config):
         return CheckResult.skipped("vector index", NEEDS_FOLDER)
     try:
-        state = await inspect_schema(read_only_sqlite_url(storage.database_path))
+        state = await inspect_schema(read_only_url(config))
         if state.is_empty:
             return CheckResult.passed("vector index", "none yet; the bot makes it at start-up")
         if not state.is_current:
             return CheckResult.skipped("vector index", "checked once the database is current")
+        if storage.database_url is not None:
+            return await compare_index(config, None)
         index = await LanceFactIndex.open_read_only(storage.index_path)
     except VectorIndexError as error:
         return CheckResult.failed("vector index", unreadable(error))
@@ -122,18 +141,21 @@ def unreadable(error: VectorIndexError) -> str:
     )
 
 
-async def compare_index(config: Config, index: LanceFactIndex) -> CheckResult:
-    """What reconcile would repair, found without repairing it."""
+async def compare_index(config: Config, lance: LanceFactIndex | None) -> CheckResult:
+    """What reconcile would repair, found without repairing it (``lance`` None: the vectors
+    are pgvector rows in the PostgreSQL database itself)."""
     embedder = build_embedder(config.embedding)
-    store = Store.open_read_only(config.storage.database_path)
+    store = Store.open_read_only(config.storage.database)
+    index: VectorIndex = PgVectorIndex(store.database) if lance is None else lance
     try:
-        if await index.dimension() != await embedding_dimension(embedder):
-            return CheckResult.failed(
-                "vector index",
-                "built with another embedding model's dimension: run `mnemo reconcile` "
-                "(the bot also rebuilds it at start-up)",
-            )
-        await index.verify()
+        if lance is not None:
+            if await lance.dimension() != await embedding_dimension(embedder):
+                return CheckResult.failed(
+                    "vector index",
+                    "built with another embedding model's dimension: run `mnemo reconcile` "
+                    "(the bot also rebuilds it at start-up)",
+                )
+            await lance.verify()
         report = await reconcile(store, index, embedder, dry_run=True)
     except VectorIndexError as error:
         return CheckResult.failed("vector index", unreadable(error))

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import URL, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.store.conversation import TurnRepository
-from memory.store.database import Database, read_only_sqlite_url, sqlite_url
+from memory.store.database import Database, database_url, read_only_sqlite_url, sqlite_url
 from memory.store.erasure_gate import ErasureGate
 from memory.store.facts import EventDraft, FactRepository, utc_now, visible_in
 from memory.store.forgetting import Erased, ForgetRepository
@@ -32,6 +32,7 @@ __all__ = [
     "Store",
     "StoreTransaction",
     "TurnRepository",
+    "database_url",
     "read_only_sqlite_url",
     "sqlite_url",
     "utc_now",
@@ -84,26 +85,26 @@ class Store:
         self.erasure = ErasureGate()
 
     @classmethod
-    async def open(cls, path: Path | str, *, migrate: bool = True) -> Store:
+    async def open(cls, location: Path | str | URL, *, migrate: bool = True) -> Store:
         """Open the database, upgrading its schema first (``migrate=False``: it must be current).
 
         A database made by a newer Mnemo is refused either way.
         """
-        database = Database(path)
+        database = Database(location)
         try:
             if migrate:
-                await upgrade_schema(database.engine.url)
+                await upgrade_schema(database.url, database.engine)
             else:
-                await require_current_schema(database.engine.url)
+                await require_current_schema(database.url, database.engine)
         except BaseException:
             await database.aclose()
             raise
         return cls(database)
 
     @classmethod
-    def open_read_only(cls, path: Path | str) -> Store:
+    def open_read_only(cls, location: Path | str | URL) -> Store:
         """An existing database, read beside the process that writes it; writes fail."""
-        return cls(Database(path, read_only=True))
+        return cls(Database(location, read_only=True))
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[StoreTransaction]:

@@ -1,4 +1,4 @@
-"""The SQLite database: one async engine in WAL mode, and the translation of its errors."""
+"""The database: one async engine (SQLite in WAL mode, or PostgreSQL), and its errors translated."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from sqlalchemy import URL, event
+from sqlalchemy import URL, event, make_url
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -25,6 +25,7 @@ from memory.store.write_lock import WriteLock
 BUSY_TIMEOUT_MILLISECONDS = 5000
 JOURNAL_SIZE_LIMIT_BYTES = 4 * 2**20
 LOG_WAIT_SECONDS = 2.0
+POSTGRES_DISK_FULL = "53100"
 
 
 def _set_sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
@@ -54,7 +55,8 @@ def _set_read_only_pragmas(dbapi_connection: Any, connection_record: Any) -> Non
 def translate_error(error: SQLAlchemyError) -> StoreError:
     """Map a SQLAlchemy error to ours; a full disk gets its own type so callers can say so."""
     original = getattr(error, "orig", None)
-    if isinstance(original, sqlite3.OperationalError) and "full" in str(original).lower():
+    sqlite_full = isinstance(original, sqlite3.OperationalError) and "full" in str(original).lower()
+    if sqlite_full or getattr(original, "sqlstate", None) == POSTGRES_DISK_FULL:
         return StorageFullError("the disk holding the database is full; nothing was written")
     if isinstance(error, OperationalError):
         return StoreError(f"the database could not be used: {original or error}")
@@ -75,25 +77,63 @@ def read_only_sqlite_url(path: Path | str) -> URL:
     )
 
 
+def database_url(location: Path | str | URL) -> URL:
+    """A URL as given, or a SQLite file's path made into one."""
+    if isinstance(location, URL):
+        return location
+    if isinstance(location, str) and "://" in location:
+        return make_url(location)
+    return sqlite_url(location)
+
+
+def create_engine_for(url: URL, *, read_only: bool = False) -> AsyncEngine:
+    """The engine of one dialect: SQLite (one file, its pragmas) or PostgreSQL (asyncpg).
+
+    ``read_only`` changes nothing in the database: SQLite opens the file read-only, and
+    PostgreSQL's transactions are READ ONLY.
+    """
+    if url.get_backend_name() == "sqlite":
+        if read_only:
+            engine = create_async_engine(read_only_sqlite_url(str(url.database)))
+            event.listen(engine.sync_engine, "connect", _set_read_only_pragmas)
+            return engine
+        engine = create_async_engine(url)
+        event.listen(engine.sync_engine, "connect", _set_sqlite_pragmas)
+        return engine
+    if url.get_backend_name() == "postgresql":
+        # A connection the server dropped (restart, idle timeout) is replaced, not handed out.
+        options = {"postgresql_readonly": True} if read_only else {}
+        return create_async_engine(url, pool_pre_ping=True, execution_options=options)
+    raise StoreError(f"unsupported database {url.get_backend_name()}: use SQLite or PostgreSQL")
+
+
 class Database:
     """Owns the engine and hands out sessions; one per process.
 
-    ``read_only`` opens an existing file without changing it (``mnemo doctor`` beside a
+    ``read_only`` opens an existing database without changing it (``mnemo doctor`` beside a
     running bot): no journal-mode switch, every write refused.
     """
 
-    def __init__(self, path: Path | str, *, read_only: bool = False) -> None:
-        self.path = Path(path)
-        url = read_only_sqlite_url(self.path) if read_only else sqlite_url(self.path)
-        self.engine: AsyncEngine = create_async_engine(url)
-        pragmas = _set_read_only_pragmas if read_only else _set_sqlite_pragmas
-        event.listen(self.engine.sync_engine, "connect", pragmas)
+    def __init__(self, location: Path | str | URL, *, read_only: bool = False) -> None:
+        self.url = database_url(location)
+        self.engine: AsyncEngine = create_engine_for(self.url, read_only=read_only)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         self.write_lock = WriteLock()
         # How long a truncation of the log waits for readers (replies read in milliseconds);
         # below BUSY_TIMEOUT_MILLISECONDS, so a writer queued behind it never times out.
         self.log_wait_seconds = LOG_WAIT_SECONDS
         self._log_truncation = Coalesced(self._truncate_wal_now)
+
+    @property
+    def dialect(self) -> str:
+        return self.url.get_backend_name()
+
+    @property
+    def path(self) -> Path:
+        """The SQLite file (the SQLite-only parts: space, log, backups)."""
+        if self.dialect != "sqlite":
+            raise StoreError(f"a {self.dialect} database has no file of its own")
+        return Path(str(self.url.database))
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:

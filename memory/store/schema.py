@@ -1,9 +1,11 @@
-"""The SQLite tables. SQLite is the source of truth; the vector index is derived from it."""
+"""The tables (SQLite or PostgreSQL). They are the truth; the vector index is derived from them."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
+from pgvector.sqlalchemy import VECTOR
 from sqlalchemy import (
     Boolean,
     DateTime,
@@ -148,3 +150,23 @@ class SettingRow(Base):
 
     key: Mapped[str] = mapped_column(String, primary_key=True)
     value: Mapped[str] = mapped_column(Text, nullable=False)
+
+
+class FactVectorRow(Base):
+    """PostgreSQL only: a fact's vector (pgvector), written in the fact's own transaction.
+
+    SQLite keeps vectors in LanceDB instead; ``POSTGRES_ONLY_TABLES`` names this table so
+    that nothing creates it there.
+    """
+
+    __tablename__ = "fact_vectors"
+
+    fact_id: Mapped[int] = mapped_column(
+        ForeignKey("facts.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    model: Mapped[str] = mapped_column(String, nullable=False)
+    # No fixed dimension: it is the embedding model's; rows of another are replaced.
+    embedding: Mapped[Any] = mapped_column(VECTOR(), nullable=False)
+
+
+POSTGRES_ONLY_TABLES = frozenset({FactVectorRow.__tablename__})

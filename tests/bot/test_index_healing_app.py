@@ -13,6 +13,7 @@ from adapters.main import main
 from bot.config import Config
 from bot.scheduler import RECONCILE
 from memory.embedding import Embedder, Vectors
+from memory.index import HealingIndex
 from tests.bot.core.harness import Harness, fact, make_config, open_harness, reply_calls
 from tests.conftest import LOCAL_MODEL_DIRECTORY
 from tests.memory.index_damage import damage, moved_aside_copies
@@ -38,6 +39,13 @@ def _index_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     ]
 
 
+def healing(bot: Harness) -> HealingIndex:
+    """SQLite's index is the self-healing LanceDB one (PostgreSQL's needs no healing)."""
+    index = bot.app.index
+    assert isinstance(index, HealingIndex)
+    return index
+
+
 async def test_the_index_folder_deleted_while_the_bot_runs(
     tmp_path: Path, embedder: Embedder, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -49,7 +57,7 @@ async def test_the_index_folder_deleted_while_the_bot_runs(
 
         await _cat_is_recalled(bot)  # answered, with or without the memory
         assert await bot.app.scheduler.run_now(RECONCILE) is not None
-        await bot.app.index.wait_rebuilt()
+        await healing(bot).wait_rebuilt()
 
         assert await _cat_is_recalled(bot)
         assert len(_index_warnings(caplog)) == 1
@@ -69,7 +77,7 @@ async def test_a_bot_starting_on_a_broken_index_answers_and_rebuilds_it(
 
     bot = await open_harness(tmp_path, embedder, config=config)
     try:
-        await bot.app.index.wait_rebuilt()
+        await healing(bot).wait_rebuilt()
         assert await _cat_is_recalled(bot)
         assert moved_aside_copies(config.storage.index_path) == []
         (warning,) = _index_warnings(caplog)

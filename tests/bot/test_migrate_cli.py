@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import sqlite3
 from contextlib import closing
@@ -13,6 +14,7 @@ from adapters.main import main
 from memory.store.migrations import BASELINE, head_revision
 from tests.conftest import LOCAL_MODEL_DIRECTORY
 from tests.memory.test_migrations import OLD_DATABASE, stored_revision
+from tests.servers.postgres import PostgresServer
 
 
 @pytest.fixture
@@ -123,3 +125,28 @@ def test_doctor_reports_the_revision_and_whether_it_is_current(
     line = doctor_line(capsys.readouterr().out, "database")
     assert line.startswith("FAIL database:")
     assert "schema revision 9999 is newer than this Mnemo" in line
+
+
+def test_migrate_and_doctor_on_postgresql(
+    config_file: Path,
+    postgres: PostgresServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    url = asyncio.run(postgres.create_database(empty=True))
+    monkeypatch.setenv("MNEMO_STORAGE__DATABASE_URL", url.render_as_string(hide_password=False))
+    assert run(config_file, "migrate", "--sql") == 0
+    assert "CREATE EXTENSION IF NOT EXISTS vector" in capsys.readouterr().out
+    run(config_file, "doctor")
+    assert "none yet; the bot makes it at start-up" in doctor_line(
+        capsys.readouterr().out, "database"
+    )
+    assert run(config_file, "migrate") == 0
+    assert f"at schema revision {head_revision()}" in capsys.readouterr().out
+    run(config_file, "doctor")
+    output = capsys.readouterr().out
+    line = doctor_line(output, "database")
+    assert line.startswith(f"ok   database: postgresql+asyncpg://postgres@/{url.database}")
+    assert f"schema revision {head_revision()} (current), 0 messages waiting" in line
+    assert doctor_line(output, "vector index").startswith("ok   vector index: in step")
+    assert not (config_file.parent / "data").exists()  # nothing of SQLite or LanceDB made

@@ -1,86 +1,106 @@
-"""The LanceDB index: cosine as numpy computes it, nearest neighbours, and scope isolation."""
+"""The vector index (LanceDB, and pgvector on PostgreSQL): cosine as numpy computes it,
+nearest neighbours, and scope isolation."""
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from memory.embedding import FastEmbedEmbedder, HashingEmbedder, cosine_similarity
-from memory.index import IndexedFact, InMemoryVectorIndex, LanceFactIndex
+from memory.index import IndexedFact, InMemoryVectorIndex, LanceFactIndex, VectorIndex
 from memory.index.filters import scope_where, sql_string_literal
+from memory.records import NewFact
 from memory.scope import Scope
+from memory.store import Store
 
 ALICE_R1 = Scope("console:alice", "console:room1")
 
 
-async def _index_texts(
-    index: LanceFactIndex,
-    embedder: FastEmbedEmbedder,
+async def add_indexed(
+    store: Store,
+    index: VectorIndex,
     scope: Scope,
-    texts: list[str],
-    first_id: int,
-) -> None:
-    vectors = await embedder.embed(texts)
+    texts: Sequence[str],
+    vectors: Sequence[npt.NDArray[np.float32]],
+    model: str = "m",
+) -> list[int]:
+    """Facts in the store and their vectors in the index (pgvector rows need their fact)."""
+    async with store.transaction() as transaction:
+        facts = [await transaction.facts.add(scope, NewFact(text)) for text in texts]
     await index.upsert(
         [
-            IndexedFact(first_id + i, scope.owner, scope.room, text, vector, embedder.model_name)
-            for i, (text, vector) in enumerate(zip(texts, vectors, strict=True))
+            IndexedFact(fact.id, fact.owner, fact.room, fact.text, vector, model)
+            for fact, vector in zip(facts, vectors, strict=True)
         ]
     )
+    return [fact.id for fact in facts]
+
+
+async def _index_texts(
+    store: Store, index: VectorIndex, embedder: FastEmbedEmbedder, scope: Scope, texts: list[str]
+) -> list[int]:
+    vectors = await embedder.embed(texts)
+    return await add_indexed(store, index, scope, texts, list(vectors), embedder.model_name)
 
 
 async def test_index_similarity_is_numpy_cosine(
-    index: LanceFactIndex, embedder: FastEmbedEmbedder
+    store: Store, index: VectorIndex, embedder: FastEmbedEmbedder
 ) -> None:
     fact, query = await embedder.embed(["I like chess", "I really enjoy playing chess"])
-    await index.upsert([IndexedFact(1, ALICE_R1.owner, ALICE_R1.room, "I like chess", fact, "m")])
+    await add_indexed(store, index, ALICE_R1, ["I like chess"], [fact])
     (hit,) = await index.search(ALICE_R1, query, limit=1)
     assert hit.similarity == pytest.approx(cosine_similarity(fact, query), abs=1e-5)
 
 
-async def test_cosine_not_l2_on_unnormalised_vectors(index: LanceFactIndex) -> None:
+async def test_cosine_not_l2_on_unnormalised_vectors(store: Store, index: VectorIndex) -> None:
     # Same direction, very different length: cosine says identical, L2 would say far apart.
     direction = np.zeros(384, dtype=np.float32)
     direction[0] = 1.0
-    await index.upsert([IndexedFact(1, ALICE_R1.owner, ALICE_R1.room, "x", direction * 10, "m")])
+    await add_indexed(store, index, ALICE_R1, ["x"], [direction * 10])
     (hit,) = await index.search(ALICE_R1, direction, limit=1)
     assert hit.similarity == pytest.approx(1.0, abs=1e-5)
 
 
 async def test_nearest_neighbour_within_scope(
-    index: LanceFactIndex, embedder: FastEmbedEmbedder
+    store: Store, index: VectorIndex, embedder: FastEmbedEmbedder
 ) -> None:
     texts = ["I live in Paris", "My sister is called Anna", "I work as a nurse", "I have two cats"]
-    await _index_texts(index, embedder, ALICE_R1, texts, first_id=1)
+    alice = await _index_texts(store, index, embedder, ALICE_R1, texts)
     bob = Scope("console:bob", "console:room1")
-    await _index_texts(index, embedder, bob, ["My sister is called Berta"], first_id=100)
+    (bobs,) = await _index_texts(store, index, embedder, bob, ["My sister is called Berta"])
     (query,) = await embedder.embed(["What is my sister's name?"])
     hits = await index.search(ALICE_R1, query, limit=2)
-    assert hits[0].fact_id == 2
-    assert all(hit.fact_id < 100 for hit in hits)
+    assert hits[0].fact_id == alice[1]
+    assert bobs not in [hit.fact_id for hit in hits]
     assert hits[0].similarity >= hits[1].similarity
 
 
 async def test_min_similarity_cuts_the_pool(
-    index: LanceFactIndex, embedder: FastEmbedEmbedder
+    store: Store, index: VectorIndex, embedder: FastEmbedEmbedder
 ) -> None:
-    await _index_texts(index, embedder, ALICE_R1, ["I like chess", "The sky is blue"], first_id=1)
+    chess, _ = await _index_texts(
+        store, index, embedder, ALICE_R1, ["I like chess", "The sky is blue"]
+    )
     (query,) = await embedder.embed(["I really enjoy playing chess"])
     hits = await index.search(ALICE_R1, query, limit=5, min_similarity=0.5)
-    assert [hit.fact_id for hit in hits] == [1]
+    assert [hit.fact_id for hit in hits] == [chess]
 
 
-async def test_upsert_replaces_and_delete_removes(index: LanceFactIndex) -> None:
+async def test_upsert_replaces_and_delete_removes(store: Store, index: VectorIndex) -> None:
     vector = np.ones(384, dtype=np.float32)
-    row = IndexedFact(1, ALICE_R1.owner, ALICE_R1.room, "old", vector, "model-a")
-    await index.upsert([row])
-    await index.upsert([IndexedFact(1, ALICE_R1.owner, ALICE_R1.room, "new", vector, "model-b")])
-    assert await index.indexed_models() == {1: "model-b"}
-    await index.delete([1])
+    (fact_id,) = await add_indexed(store, index, ALICE_R1, ["old"], [vector], "model-a")
+    await index.upsert(
+        [IndexedFact(fact_id, ALICE_R1.owner, ALICE_R1.room, "old", vector * 2, "model-b")]
+    )
+    assert await index.indexed_models() == {fact_id: "model-b"}
+    await index.delete([fact_id])
     assert await index.indexed_models() == {}
 
 
@@ -105,6 +125,7 @@ def test_where_clause_holds_no_user_text() -> None:
     assert "OR" not in clause and "--" not in clause and "evil" not in clause
 
 
+EXAMPLES = itertools.count()
 hostile_ids = st.one_of(
     st.sampled_from(["' OR 1=1 --", "%", "_", "a\nb", "ü'ñ", "\\", '"', "*", "a' --"]),
     st.text(min_size=1, max_size=20).filter(lambda s: "\x00" not in s),
@@ -116,27 +137,24 @@ hostile_ids = st.one_of(
 )
 @given(owner_id=hostile_ids, room_id=hostile_ids)
 async def test_hostile_ids_match_only_their_own_rows(
-    tmp_path_factory: pytest.TempPathFactory, owner_id: str, room_id: str
+    store: Store, index: VectorIndex, owner_id: str, room_id: str
 ) -> None:
-    index = await LanceFactIndex.open(tmp_path_factory.mktemp("index"), dimension=16)
-    embedder = HashingEmbedder(dimension=16)
-    hostile = Scope(f"matrix:{owner_id}", f"matrix:{room_id}")
+    assume(owner_id != "alice")  # the victims' owner
+    # One store for every example: each example is on a platform of its own.
+    platform = f"matrix{next(EXAMPLES)}"
+    embedder = HashingEmbedder(dimension=384)
+    hostile = Scope(f"{platform}:{owner_id}", f"{platform}:{room_id}")
     victims = [
-        Scope("matrix:alice", "matrix:room"),
-        Scope(f"matrix:{owner_id}", "matrix:other-room"),
-        Scope("matrix:alice", f"matrix:{room_id}"),
+        Scope(f"{platform}:alice", f"{platform}:room"),
+        Scope(f"{platform}:{owner_id}", f"{platform}:other-room"),
+        Scope(f"{platform}:alice", f"{platform}:{room_id}"),
     ]
     vector = (await embedder.embed(["same text"]))[0]
-    await index.upsert(
-        [
-            IndexedFact(i + 1, scope.owner, scope.room, "same text", vector, "m")
-            for i, scope in enumerate(victims)
-        ]
-        + [IndexedFact(99, hostile.owner, hostile.room, "same text", vector, "m")]
-    )
+    for victim in victims:
+        await add_indexed(store, index, victim, ["same text"], [vector])
+    (own,) = await add_indexed(store, index, hostile, ["same text"], [vector])
     hits = await index.search(hostile, vector, limit=10)
-    assert [hit.fact_id for hit in hits] == [99]
-    await index.aclose()
+    assert [hit.fact_id for hit in hits] == [own]
 
 
 async def test_memory_double_filters_scope_like_lance() -> None:

@@ -8,10 +8,11 @@ and every row of the old database must still be there (on the columns it had).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import shutil
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,15 +22,24 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Connection, inspect
+from sqlalchemy import URL, Connection, Table, inspect
 from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
 
 from memory.errors import SchemaError, SchemaOutdatedError, SchemaTooNewError, StoreError
 from memory.records import FactStatus, Role
 from memory.scope import Scope
-from memory.store import Store, sqlite_url
-from memory.store.migrations import BASELINE, head_revision, inspect_schema, runner
-from memory.store.schema import Base
+from memory.store import Store, database_url, sqlite_url
+from memory.store.migrations import (
+    BASELINE,
+    head_revision,
+    inspect_schema,
+    runner,
+    upgrade_schema,
+    upgrade_sql,
+)
+from memory.store.schema import POSTGRES_ONLY_TABLES, Base
+from tests.servers.postgres import PostgresServer
 
 FIXTURES = Path(__file__).parent / "store_fixtures"
 OLD_DATABASE = FIXTURES / "mnemo-3844196.sqlite3"
@@ -137,12 +147,40 @@ async def upgrade_to(path: Path, revision: str) -> None:
     await engine.dispose()
 
 
-async def reflect(path: Path) -> dict[str, Any]:
-    engine = create_async_engine(sqlite_url(path))
+async def reflect(location: Path | URL) -> dict[str, Any]:
+    engine = create_async_engine(database_url(location), poolclass=NullPool)
     async with engine.connect() as connection:
         snapshot = await connection.run_sync(schema_snapshot)
     await engine.dispose()
     return snapshot
+
+
+def declared_tables(dialect: str) -> list[Table]:
+    """The tables schema.py declares for a dialect (SQLite has no pgvector table)."""
+    return [
+        table
+        for table in Base.metadata.sorted_tables
+        if dialect == "postgresql" or table.name not in POSTGRES_ONLY_TABLES
+    ]
+
+
+async def empty_database(backend: str, tmp_path: Path, name: str, postgres: Any) -> Path | URL:
+    if backend == "sqlite":
+        return tmp_path / f"{name}.sqlite3"
+    url: URL = await postgres.create_database(empty=True)
+    return url
+
+
+def only_tables(names: set[str]) -> Callable[[Any, str | None, str, bool, Any], bool]:
+    def include(item: Any, name: str | None, kind: str, reflected: bool, other: Any) -> bool:
+        return kind != "table" or name in names
+
+    return include
+
+
+@pytest.fixture
+def postgres_if_needed(backend: str, request: pytest.FixtureRequest) -> Any:
+    return request.getfixturevalue("postgres") if backend == "postgresql" else None
 
 
 async def test_first_revision_is_exactly_the_schema_of_3844196(tmp_path: Path) -> None:
@@ -152,24 +190,39 @@ async def test_first_revision_is_exactly_the_schema_of_3844196(tmp_path: Path) -
     assert len(sqlite_schema_sql(path)) == 11  # 5 tables, 5 indexes, the settings key's index
 
 
-async def test_newest_revision_makes_what_schema_py_declares(tmp_path: Path) -> None:
-    migrated = tmp_path / "migrated.sqlite3"
-    declared = tmp_path / "declared.sqlite3"
+async def test_newest_revision_makes_what_schema_py_declares(
+    backend: str, tmp_path: Path, postgres_if_needed: Any
+) -> None:
+    migrated = await empty_database(backend, tmp_path, "migrated", postgres_if_needed)
+    declared = await empty_database(backend, tmp_path, "declared", postgres_if_needed)
     await (await Store.open(migrated)).aclose()
-    engine = create_async_engine(sqlite_url(declared))
+    tables = declared_tables(backend)
+    engine = create_async_engine(database_url(declared), poolclass=NullPool)
     async with engine.begin() as connection:
-        await connection.run_sync(Base.metadata.create_all)
+        if backend == "postgresql":
+            await connection.exec_driver_sql("CREATE EXTENSION vector")
+        await connection.run_sync(lambda sync: Base.metadata.create_all(sync, tables=tables))
     await engine.dispose()
 
-    engine = create_async_engine(sqlite_url(migrated))
+    names = {table.name for table in tables}
+    engine = create_async_engine(database_url(migrated), poolclass=NullPool)
     async with engine.connect() as connection:
         differences = await connection.run_sync(
-            lambda sync: compare_metadata(MigrationContext.configure(sync), Base.metadata)
+            lambda sync: compare_metadata(
+                MigrationContext.configure(
+                    sync,
+                    opts={"include_object": only_tables(names)},
+                ),
+                Base.metadata,
+            )
+        )
+        revision = await connection.run_sync(
+            lambda sync: MigrationContext.configure(sync).get_current_revision()
         )
     await engine.dispose()
     assert differences == [], "schema.py and the newest revision differ; write a revision"
     assert await reflect(migrated) == await reflect(declared)
-    assert stored_revision(migrated) == head_revision()
+    assert revision == head_revision()
 
 
 async def test_database_of_3844196_keeps_every_row(old_database: Path) -> None:
@@ -389,3 +442,74 @@ async def test_revision_0003_links_earlier_answers_and_downgrades_to_0002(tmp_pa
     kept = {"messages": [row for row in before["messages"] if row["id"] not in (5, 6)]}
     assert only_columns(table_rows(path), kept) == kept
     assert stored_revision(path) == "0002"
+
+
+async def revision_in(url: URL) -> str | None:
+    return (await inspect_schema(url)).revision
+
+
+async def test_postgres_processes_starting_together_upgrade_once(
+    postgres: PostgresServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    url = await postgres.create_database(empty=True)
+    caplog.set_level(logging.INFO, logger="memory.store.migrations")
+    outcomes = await asyncio.gather(*(upgrade_schema(url) for _ in range(3)))
+    assert await revision_in(url) == head_revision()
+    # The advisory lock lets one create the tables; the others wait and find them there.
+    assert caplog.text.count("created at schema revision") == 1
+    assert all(outcome.after == head_revision() for outcome in outcomes)
+
+
+async def test_a_failed_postgres_upgrade_changes_nothing(
+    postgres: PostgresServer, extra_revisions: Path
+) -> None:
+    url = await postgres.create_database(empty=True)
+    await upgrade_schema(url)
+    previous = head_revision()
+    add_revision(
+        extra_revisions,
+        "9001",
+        '    op.add_column("facts", sa.Column("test_note", sa.String()))\n'
+        '    raise RuntimeError("a revision that breaks half-way")\n',
+    )
+    with pytest.raises(StoreError, match=r"failed and changed nothing.*breaks half-way"):
+        await Store.open(url)
+    assert await revision_in(url) == previous
+    assert "test_note" not in str(await reflect(url))
+
+
+async def test_a_newer_postgres_database_is_refused(postgres: PostgresServer) -> None:
+    url = await postgres.create_database(empty=True)
+    await upgrade_schema(url)
+    engine = create_async_engine(url, poolclass=NullPool)
+    async with engine.begin() as connection:
+        await connection.exec_driver_sql("UPDATE alembic_version SET version_num = '9999'")
+    await engine.dispose()
+    with pytest.raises(SchemaTooNewError, match="schema revision 9999, newer than this Mnemo"):
+        await Store.open(url)
+    assert await revision_in(url) == "9999"
+
+
+async def test_postgres_sql_creates_pgvector_and_the_vector_table(postgres: PostgresServer) -> None:
+    url = await postgres.create_database(empty=True)
+    script = await upgrade_sql(url)
+    assert "CREATE EXTENSION IF NOT EXISTS vector" in script
+    assert "CREATE TABLE fact_vectors" in script
+    assert "embedding VECTOR NOT NULL" in script
+    assert "ON DELETE CASCADE" in script
+    assert await revision_in(url) is None  # only printed
+
+
+async def test_a_role_that_may_not_create_pgvector_is_told_what_to_run(
+    postgres: PostgresServer,
+) -> None:
+    await postgres.admin("DROP ROLE IF EXISTS mnemo_owner")
+    await postgres.admin("CREATE ROLE mnemo_owner LOGIN")
+    url = await postgres.create_database(empty=True, owner="mnemo_owner")
+    as_owner = url.set(username="mnemo_owner")
+    with pytest.raises(StoreError, match=r'as a superuser in the database "mnemo_test_\d+"'):
+        await Store.open(as_owner)
+    assert await revision_in(url) is None
+    await postgres.admin("CREATE EXTENSION vector SCHEMA public", database=url.database)
+    await (await Store.open(as_owner)).aclose()
+    assert await revision_in(url) == head_revision()

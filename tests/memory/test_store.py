@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import text
+from sqlalchemy import URL, text
 
 from memory.errors import InvalidScopeError, StorageFullError
 from memory.records import Action, Actor, FactSource, FactStatus, NewFact, PendingWrite, Role
@@ -35,18 +36,18 @@ async def test_add_and_read_back(store: Store) -> None:
     assert (read.owner, read.room, read.category) == ("console:alice", "console:room1", "location")
 
 
-async def test_wal_mode_is_on(store: Store) -> None:
-    async with store.transaction() as transaction:
+async def test_wal_mode_is_on(sqlite_store: Store) -> None:
+    async with sqlite_store.transaction() as transaction:
         mode = (await transaction.session.execute(text("PRAGMA journal_mode"))).scalar_one()
     assert mode == "wal"
 
 
-async def test_store_survives_reopen(tmp_path: Path) -> None:
-    first = await Store.open(tmp_path / "db.sqlite3")
+async def test_store_survives_reopen(database_location: Path | URL) -> None:
+    first = await Store.open(database_location)
     async with first.transaction() as transaction:
         fact = await transaction.facts.add(ALICE_R1, NewFact("I have a cat"))
     await first.aclose()
-    second = await Store.open(tmp_path / "db.sqlite3")
+    second = await Store.open(database_location)
     async with second.transaction() as transaction:
         assert (await transaction.facts.get(ALICE_R1, fact.id)) == fact
     await second.aclose()
@@ -174,6 +175,8 @@ def test_scope_rejects_malformed_and_cross_platform_keys() -> None:
         Scope("alice", "console:room")
     with pytest.raises(InvalidScopeError):
         Scope("matrix:@alice:x.org", "discord:123")
+    with pytest.raises(InvalidScopeError, match="NUL"):
+        Scope("console:alice", "console:room\x00")
 
 
 async def test_turns_are_per_room_oldest_first_and_purged(store: Store) -> None:
@@ -284,9 +287,11 @@ async def test_settings_round_trip(store: Store) -> None:
         assert await transaction.get_setting("missing") is None
 
 
+EXAMPLES = itertools.count()
 hostile_ids = st.one_of(
     st.sampled_from(["' OR 1=1 --", "%", "_", "a\nb", "ü'ñ", "\\", "dm", "alice%"]),
-    st.text(min_size=1, max_size=20),
+    # NUL is refused by Scope itself (see above).
+    st.text(alphabet=st.characters(exclude_characters="\x00"), min_size=1, max_size=20),
 )
 
 
@@ -295,12 +300,18 @@ hostile_ids = st.one_of(
 )
 @given(owner_id=hostile_ids, room_id=hostile_ids)
 async def test_hostile_ids_see_only_their_own_facts(
-    tmp_path_factory: pytest.TempPathFactory, owner_id: str, room_id: str
+    store: Store, owner_id: str, room_id: str
 ) -> None:
-    store = await Store.open(tmp_path_factory.mktemp("db") / "db.sqlite3")
-    hostile = Scope(f"console:{owner_id}", f"console:{room_id}")
+    # One store for every example: each example is on a platform of its own.
+    platform = f"console{next(EXAMPLES)}"
+    hostile = Scope(f"{platform}:{owner_id}", f"{platform}:{room_id}")
+    victims = (
+        Scope(f"{platform}:alice", f"{platform}:room1"),
+        Scope(f"{platform}:alice", f"{platform}:dm"),
+        Scope(f"{platform}:alice", f"{platform}:{room_id}"),
+    )
     async with store.transaction() as transaction:
-        for victim in (ALICE_R1, ALICE_DM, Scope("console:alice", f"console:{room_id}")):
+        for victim in victims:
             await transaction.facts.add(victim, NewFact("secret"))
         own = await transaction.facts.add(hostile, NewFact("mine"))
     for mode in ScopeMode:
@@ -311,7 +322,6 @@ async def test_hostile_ids_see_only_their_own_facts(
         if owner_id == "alice":
             continue  # the hostile id happens to be alice herself
         assert [fact.id for fact in visible] == [own.id]
-    await store.aclose()
 
 
 async def test_matching_filters_in_sql_by_number_or_text_within_scope(store: Store) -> None:
@@ -334,7 +344,8 @@ async def test_matching_filters_in_sql_by_number_or_text_within_scope(store: Sto
         assert await facts.matching(ALICE_R2, "chess", limit=25) == []
 
 
-async def test_a_full_disk_is_its_own_error_and_writes_nothing(store: Store) -> None:
+async def test_a_full_disk_is_its_own_error_and_writes_nothing(sqlite_store: Store) -> None:
+    store = sqlite_store
     async with store.transaction() as transaction:
         kept = await transaction.facts.add(ALICE_R1, NewFact("I live in Lyon"))
     await fill_the_disk(store)

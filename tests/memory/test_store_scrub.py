@@ -30,6 +30,12 @@ async def _remember_among_others(store: Store) -> int:
     return secret.id
 
 
+@pytest.fixture
+def store(sqlite_store: Store) -> Store:
+    """These tests read SQLite's own files: SQLite only."""
+    return sqlite_store
+
+
 async def _forget(store: Store, fact_id: int) -> None:
     async with store.transaction() as transaction:
         assert await transaction.facts.erase(ALICE, fact_id) == [fact_id]

@@ -191,24 +191,30 @@ def upgrade_in(connection: Connection, where: str) -> SchemaState:
     return state
 
 
-async def inspect_schema(url: URL) -> SchemaState:
-    """Where the database stands, changing nothing (a missing SQLite file is empty)."""
+async def inspect_schema(url: URL, engine: AsyncEngine | None = None) -> SchemaState:
+    """Where the database stands, changing nothing (a missing SQLite file is empty).
+
+    ``engine``: the caller's, whose pooled connection is then reused (PostgreSQL connections
+    are not free); without one, a connection of its own is opened and closed.
+    """
     path = sqlite_file(url)
     if path is not None and not path.exists():
         return SchemaState(None, head_revision(), known=True)
-    engine = create_async_engine(url, poolclass=NullPool)
+    own = engine is None
+    reader = create_async_engine(url, poolclass=NullPool) if engine is None else engine
     try:
-        async with engine.connect() as connection:
+        async with reader.connect() as connection:
             return await connection.run_sync(read_state)
     except SQLAlchemyError as error:
         raise translate_error(error) from error
     finally:
-        await engine.dispose()
+        if own:
+            await reader.dispose()
 
 
-async def require_current_schema(url: URL) -> SchemaState:
+async def require_current_schema(url: URL, engine: AsyncEngine | None = None) -> SchemaState:
     """For read-only use (the doctor): the schema must be current, nothing is upgraded."""
-    state = await inspect_schema(url)
+    state = await inspect_schema(url, engine)
     refuse_newer(state, describe(url))
     if not state.is_current:
         raise SchemaOutdatedError(
@@ -219,13 +225,17 @@ async def require_current_schema(url: URL) -> SchemaState:
     return state
 
 
-async def upgrade_schema(url: URL) -> UpgradeOutcome:
-    """Upgrade to head; on SQLite with data, an online backup copy is made first."""
+async def upgrade_schema(url: URL, engine: AsyncEngine | None = None) -> UpgradeOutcome:
+    """Upgrade to head; on SQLite with data, an online backup copy is made first.
+
+    ``engine`` is only used to read the revision (see :func:`inspect_schema`); the upgrade
+    itself runs on a connection of its own.
+    """
     where = describe(url)
     path = sqlite_file(url)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-    state = await inspect_schema(url)
+    state = await inspect_schema(url, engine)
     refuse_newer(state, where)
     if state.is_current:
         return UpgradeOutcome(state, state.head, backup=None)

@@ -1,4 +1,5 @@
-"""LanceDB full-text search: BM25 inside one scope, the filter in the query, hostile input."""
+"""Full-text search (LanceDB's BM25, PostgreSQL's text search): inside one scope, the filter
+in the query, hostile input."""
 
 from __future__ import annotations
 
@@ -7,9 +8,15 @@ import asyncio
 import numpy as np
 import pytest
 
-from memory.index import IndexedFact, InMemoryVectorIndex, LanceFactIndex
+from memory.index import IndexedFact, InMemoryVectorIndex, LanceFactIndex, VectorIndex
+from memory.index.pgvector import PgVectorIndex
 from memory.recall import FullTextIndex
+from memory.records import NewFact
 from memory.scope import Scope, ScopeMode
+from memory.store import Store
+
+# The ``index`` fixture: LanceDB beside SQLite, or pgvector in PostgreSQL; both search text.
+SearchableIndex = LanceFactIndex | PgVectorIndex
 
 ALICE = Scope("console:alice", "console:room1")
 ALICE_OTHER_ROOM = Scope("console:alice", "console:room2")
@@ -22,75 +29,104 @@ def _row(fact_id: int, scope: Scope, text: str) -> IndexedFact:
     return IndexedFact(fact_id, scope.owner, scope.room, text, vector, "test/model")
 
 
-def test_both_indexes_offer_full_text() -> None:
+async def _add(store: Store, index: VectorIndex, *rows: tuple[Scope, str]) -> list[int]:
+    """Facts in the store and in the index; their ids in order."""
+    async with store.transaction() as transaction:
+        facts = [await transaction.facts.add(scope, NewFact(text)) for scope, text in rows]
+    await index.upsert([_row(fact.id, Scope(fact.owner, fact.room), fact.text) for fact in facts])
+    return [fact.id for fact in facts]
+
+
+def test_every_index_offers_full_text() -> None:
     assert issubclass(LanceFactIndex, FullTextIndex)
+    assert issubclass(PgVectorIndex, FullTextIndex)
     assert isinstance(InMemoryVectorIndex(), FullTextIndex)
 
 
-async def test_full_text_ranks_matches_within_scope(index: LanceFactIndex) -> None:
-    await index.upsert(
-        [
-            _row(1, ALICE, "I play chess every Sunday"),
-            _row(2, ALICE, "My sister Anna lives in Lyon"),
-            _row(3, ALICE, "Chess openings bore me, but chess endgames are fun"),
-        ]
+async def test_full_text_ranks_matches_within_scope(store: Store, index: SearchableIndex) -> None:
+    sunday, _, fun = await _add(
+        store,
+        index,
+        (ALICE, "I play chess every Sunday"),
+        (ALICE, "My sister Anna lives in Lyon"),
+        (ALICE, "Chess openings bore me, but chess endgames are fun"),
     )
     hits = await index.full_text_search(ALICE, "chess", limit=10)
-    assert [hit.fact_id for hit in hits] == [3, 1]
+    assert [hit.fact_id for hit in hits] == [fun, sunday]
     assert hits[0].similarity > hits[1].similarity > 0
 
 
-async def test_full_text_never_returns_other_people_or_rooms(index: LanceFactIndex) -> None:
+async def test_full_text_never_returns_other_people_or_rooms(
+    store: Store, index: SearchableIndex
+) -> None:
     # Twenty better matches outside the scope: a post-filter after ``limit`` would drop
     # Alice's only match; a prefilter keeps it.
-    others = [_row(100 + i, BOB, "chess chess chess chess") for i in range(10)]
-    others += [_row(200 + i, ALICE_OTHER_ROOM, "chess chess chess") for i in range(10)]
-    await index.upsert([*others, _row(1, ALICE, "I play chess sometimes")])
+    others = [(BOB, "chess chess chess chess")] * 10
+    others += [(ALICE_OTHER_ROOM, "chess chess chess")] * 10
+    *_, alices = await _add(store, index, *others, (ALICE, "I play chess sometimes"))
     hits = await index.full_text_search(ALICE, "chess", limit=1)
-    assert [hit.fact_id for hit in hits] == [1]
+    assert [hit.fact_id for hit in hits] == [alices]
 
 
 async def test_full_text_user_mode_hides_direct_messages_in_group_rooms(
-    index: LanceFactIndex,
+    store: Store, index: SearchableIndex
 ) -> None:
     direct = Scope("console:alice", "console:dm")
-    await index.upsert([_row(1, direct, "my salary is secret"), _row(2, ALICE, "salary talks")])
+    secret, talks = await _add(
+        store, index, (direct, "my salary is secret"), (ALICE, "salary talks")
+    )
     group = ALICE_OTHER_ROOM.with_mode(ScopeMode.USER)
-    assert [hit.fact_id for hit in await index.full_text_search(group, "salary", limit=5)] == [2]
+    found = await index.full_text_search(group, "salary", limit=5)
+    assert [hit.fact_id for hit in found] == [talks]
     in_direct = direct.with_mode(ScopeMode.USER)
-    found = {hit.fact_id for hit in await index.full_text_search(in_direct, "salary", limit=5)}
-    assert found == {1, 2}
+    found = await index.full_text_search(in_direct, "salary", limit=5)
+    assert {hit.fact_id for hit in found} == {secret, talks}
 
 
 @pytest.mark.parametrize(
     "query",
     ["' OR 1=1 --", "chess' OR owner_digest != '", '"chess" OR (', "chess) OR (1=1", "*"],
 )
-async def test_hostile_query_text_cannot_widen_the_scope(index: LanceFactIndex, query: str) -> None:
-    await index.upsert([_row(1, BOB, "chess OR owner_digest 1=1"), _row(2, ALICE, "tea")])
+async def test_hostile_query_text_cannot_widen_the_scope(
+    store: Store, index: SearchableIndex, query: str
+) -> None:
+    _, tea = await _add(store, index, (BOB, "chess OR owner_digest 1=1"), (ALICE, "tea"))
     hits = await index.full_text_search(ALICE, query, limit=10)
-    assert all(hit.fact_id == 2 for hit in hits)
+    assert all(hit.fact_id == tea for hit in hits)
 
 
-async def test_hostile_owner_key_matches_nothing(index: LanceFactIndex) -> None:
-    await index.upsert([_row(1, ALICE, "chess club")])
+async def test_hostile_owner_key_matches_nothing(store: Store, index: SearchableIndex) -> None:
+    await _add(store, index, (ALICE, "chess club"))
     intruder = Scope("console:x' OR 1=1 --", "console:room1")
     assert await index.full_text_search(intruder, "chess", limit=10) == []
 
 
-async def test_rows_added_after_the_index_and_deleted_rows(index: LanceFactIndex) -> None:
-    await index.upsert([_row(1, ALICE, "chess on Sundays")])
-    assert [hit.fact_id for hit in await index.full_text_search(ALICE, "chess", limit=5)] == [1]
-    await index.upsert([_row(2, ALICE, "chess club on Fridays")])
-    await index.delete([1])
-    assert [hit.fact_id for hit in await index.full_text_search(ALICE, "chess", limit=5)] == [2]
+async def test_rows_added_after_the_index_and_deleted_rows(
+    store: Store, index: SearchableIndex
+) -> None:
+    (sundays,) = await _add(store, index, (ALICE, "chess on Sundays"))
+    hits = await index.full_text_search(ALICE, "chess", limit=5)
+    assert [hit.fact_id for hit in hits] == [sundays]
+    (fridays,) = await _add(store, index, (ALICE, "chess club on Fridays"))
+    await index.delete([sundays])
+    hits = await index.full_text_search(ALICE, "chess", limit=5)
+    assert [hit.fact_id for hit in hits] == [fridays]
     await index.optimize()
-    assert [hit.fact_id for hit in await index.full_text_search(ALICE, "chess", limit=5)] == [2]
+    hits = await index.full_text_search(ALICE, "chess", limit=5)
+    assert [hit.fact_id for hit in hits] == [fridays]
 
 
-async def test_blank_query_and_empty_table(index: LanceFactIndex) -> None:
+async def test_blank_query_and_empty_table(index: SearchableIndex) -> None:
     assert await index.full_text_search(ALICE, "   ", limit=5) == []
     assert await index.full_text_search(ALICE, "chess", limit=5) == []
+
+
+async def test_any_word_of_the_query_matches_as_with_bm25(
+    store: Store, index: SearchableIndex
+) -> None:
+    (sister,) = await _add(store, index, (ALICE, "My sister is called Anna"))
+    hits = await index.full_text_search(ALICE, "what is my sister's name?", limit=5)
+    assert [hit.fact_id for hit in hits] == [sister]
 
 
 async def test_in_memory_double_scores_shared_words_in_scope() -> None:
@@ -102,7 +138,8 @@ async def test_in_memory_double_scores_shared_words_in_scope() -> None:
     assert [(hit.fact_id, hit.similarity) for hit in hits] == [(1, 1.0)]
 
 
-async def test_concurrent_first_queries_build_one_index(index: LanceFactIndex) -> None:
+async def test_concurrent_first_queries_build_one_index(lance_index: LanceFactIndex) -> None:
+    index = lance_index
     await index.upsert([_row(1, ALICE, "chess on Sundays"), _row(2, ALICE, "tea")])
     results = await asyncio.gather(
         *(index.full_text_search(ALICE, "chess", limit=5) for _ in range(4))

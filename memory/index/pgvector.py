@@ -1,0 +1,191 @@
+"""The vector index in PostgreSQL: pgvector rows beside the facts, in the same database.
+
+The scope filter is the store's own condition (:func:`memory.store.visible_in`) in the same
+SQL statement as the distance, joined to the facts, so only active facts of the scope are
+ever ranked. Search is exact per scope (the scope's rows come by the ``(owner, room,
+status)`` index, then every one is compared): docs/benchmarks.md has the numbers against an
+HNSW index with the filter.
+
+Writes made by the write path go through :class:`PgVectorWrites` inside the store's own
+transaction, so facts and vectors commit together and reconcile has nothing to do. The
+methods of :class:`PgVectorIndex` that write (reconcile's repairs, re-embedding) open a
+transaction of their own.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy import String, cast, delete, func, select
+from sqlalchemy.dialects.postgresql import TSQUERY, insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memory.errors import StoreError, VectorIndexError
+from memory.index.base import IndexedFact, ScoredFactId
+from memory.records import FactStatus
+from memory.scope import Scope
+from memory.store import Database, visible_in
+from memory.store.schema import FactRow, FactVectorRow
+
+log = logging.getLogger(__name__)
+
+# The language of the full-text search (stemming, stop words), as LanceDB's English default.
+TEXT_SEARCH_CONFIGURATION = "english"
+
+
+class PgVectorWrites:
+    """Index writes inside a transaction that is already open (the store's)."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def upsert(self, facts: Sequence[IndexedFact]) -> None:
+        if not facts:
+            return
+        rows = [
+            {
+                "fact_id": fact.fact_id,
+                "model": fact.model,
+                "embedding": np.asarray(fact.vector, dtype=np.float32),
+            }
+            for fact in facts
+        ]
+        statement = insert(FactVectorRow).values(rows)
+        await self.session.execute(
+            statement.on_conflict_do_update(
+                index_elements=[FactVectorRow.fact_id],
+                set_={
+                    "model": statement.excluded.model,
+                    "embedding": statement.excluded.embedding,
+                },
+            )
+        )
+
+    async def delete(self, fact_ids: Sequence[int]) -> None:
+        if fact_ids:
+            await self.session.execute(
+                delete(FactVectorRow).where(FactVectorRow.fact_id.in_(list(fact_ids)))
+            )
+
+
+class PgVectorIndex:
+    """Search and repair of the pgvector rows; implements the ``VectorIndex`` port."""
+
+    def __init__(self, database: Database) -> None:
+        self._database = database
+
+    @classmethod
+    async def open(cls, database: Database, *, dimension: int) -> PgVectorIndex:
+        """Drop the vectors of another dimension (a new embedding model): reconcile
+        re-embeds those facts, as it does after LanceDB rebuilt its table."""
+        index = cls(database)
+        async with index._session() as session:
+            result = await session.execute(
+                delete(FactVectorRow).where(func.vector_dims(FactVectorRow.embedding) != dimension)
+            )
+        dropped = int(getattr(result, "rowcount", 0) or 0)
+        if dropped:
+            log.warning("%d vectors of another dimension than %d dropped", dropped, dimension)
+        return index
+
+    @asynccontextmanager
+    async def _session(self) -> AsyncIterator[AsyncSession]:
+        """A transaction of the store's database; its errors are the index's here."""
+        try:
+            async with self._database.transaction() as session:
+                yield session
+        except StoreError as error:
+            raise VectorIndexError(
+                f"the vectors in PostgreSQL could not be used: {error}"
+            ) from error
+
+    async def upsert(self, facts: Sequence[IndexedFact]) -> None:
+        async with self._session() as session:
+            await PgVectorWrites(session).upsert(facts)
+
+    async def delete(self, fact_ids: Sequence[int]) -> None:
+        async with self._session() as session:
+            await PgVectorWrites(session).delete(fact_ids)
+
+    async def erase(self, fact_ids: Sequence[int]) -> None:
+        """The rows go with their facts (ON DELETE CASCADE); this removes any left over."""
+        await self.delete(fact_ids)
+
+    async def search(
+        self,
+        scope: Scope,
+        vector: npt.NDArray[np.float32],
+        *,
+        limit: int,
+        min_similarity: float | None = None,
+    ) -> list[ScoredFactId]:
+        distance = FactVectorRow.embedding.cosine_distance(
+            np.asarray(vector, dtype=np.float32).ravel()
+        )
+        query = (
+            select(FactRow.id, distance.label("distance"))
+            .join(FactVectorRow, FactVectorRow.fact_id == FactRow.id)
+            .where(visible_in(scope), FactRow.status == FactStatus.ACTIVE.value)
+            .order_by(distance, FactRow.id)
+            .limit(limit)
+        )
+        if min_similarity is not None:
+            query = query.where(distance <= 1.0 - min_similarity)
+        async with self._session() as session:
+            rows = (await session.execute(query)).all()
+        # pgvector's cosine distance is 1 - cosine similarity.
+        return [ScoredFactId(int(fact_id), 1.0 - float(value)) for fact_id, value in rows]
+
+    async def full_text_search(self, scope: Scope, query: str, *, limit: int) -> list[ScoredFactId]:
+        """Indexed active facts visible in ``scope`` that share a word stem with ``query``,
+        best first.
+
+        Any word may match (the words of ``plainto_tsquery`` joined with OR, as BM25 ranks);
+        the ``similarity`` field holds ``ts_rank_cd``, not a cosine.
+        """
+        if not query.strip():
+            return []
+        words = func.plainto_tsquery(TEXT_SEARCH_CONFIGURATION, query)
+        any_word = cast(func.replace(cast(words, String), "&", "|"), TSQUERY)
+        document = func.to_tsvector(TEXT_SEARCH_CONFIGURATION, FactRow.text)
+        rank = func.ts_rank_cd(document, any_word)
+        statement = (
+            select(FactRow.id, rank.label("rank"))
+            .join(FactVectorRow, FactVectorRow.fact_id == FactRow.id)
+            .where(
+                visible_in(scope),
+                FactRow.status == FactStatus.ACTIVE.value,
+                document.bool_op("@@")(any_word),
+            )
+            .order_by(rank.desc(), FactRow.id)
+            .limit(limit)
+        )
+        async with self._session() as session:
+            rows = (await session.execute(statement)).all()
+        return [ScoredFactId(int(fact_id), float(value)) for fact_id, value in rows]
+
+    async def indexed_models(self) -> dict[int, str]:
+        """The active facts that have a vector, with the model that made it."""
+        query = (
+            select(FactVectorRow.fact_id, FactVectorRow.model)
+            .join(FactRow, FactRow.id == FactVectorRow.fact_id)
+            .where(FactRow.status == FactStatus.ACTIVE.value)
+        )
+        async with self._session() as session:
+            return {int(fact_id): str(model) for fact_id, model in (await session.execute(query))}
+
+    async def count(self) -> int:
+        async with self._session() as session:
+            return int(
+                (await session.execute(select(func.count(FactVectorRow.fact_id)))).scalar_one()
+            )
+
+    async def optimize(self) -> None:
+        """Nothing to compact: PostgreSQL's autovacuum keeps the table and its statistics."""
+
+    async def aclose(self) -> None:
+        """The database belongs to the store, which closes it."""
