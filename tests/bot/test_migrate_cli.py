@@ -149,4 +149,6 @@ def test_migrate_and_doctor_on_postgresql(
     assert line.startswith(f"ok   database: postgresql+asyncpg://postgres@/{url.database}")
     assert f"schema revision {head_revision()} (current), 0 messages waiting" in line
     assert doctor_line(output, "vector index").startswith("ok   vector index: in step")
-    assert not (config_file.parent / "data").exists()  # nothing of SQLite or LanceDB made
+    data = config_file.parent / "data"
+    assert not (data / "mnemo.sqlite3").exists()  # nothing of SQLite or LanceDB made
+    assert not (data / "index").exists()
