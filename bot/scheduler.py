@@ -200,12 +200,12 @@ def purge_job(
             turns = await transaction.turns.purge_older_than(
                 now - timedelta(days=settings.conversation_retention_days)
             )
-        async with store.transaction() as transaction:
+        async with store.transaction(index=index) as transaction:
             facts = await transaction.facts.admin_purge_deleted_before(
                 now - timedelta(days=settings.deleted_fact_retention_days)
             )
-        # Deleted facts are not indexed; this only catches a row a crash left behind.
-        await index.delete(facts)
+            # Deleted facts are not indexed; this only catches a row a crash left behind.
+            await transaction.index.delete(facts)
         return f"{turns} conversation turns and {len(facts)} deleted facts purged"
 
     return Job(PURGE, timedelta(minutes=settings.purge_interval_minutes), run)
@@ -236,13 +236,15 @@ def build_jobs(
     model: LanguageModel | None,
     writer: PendingWriteProcessor | None,
 ) -> list[Job]:
-    """Every maintenance job; the queue retry only when there is a writer to retry with."""
+    """Every maintenance job; the queue retry only when there is a writer to retry with, the
+    storage job only for files of our own (PostgreSQL's autovacuum looks after its tables)."""
     jobs = [
         consolidation_job(config, store, index, embedder, model),
         reconcile_job(config, store, index, embedder),
         purge_job(config, store, index),
-        storage_job(config, store, index),
     ]
+    if store.database.dialect == "sqlite":
+        jobs.append(storage_job(config, store, index))
     if writer is not None:
         jobs.append(pending_retry_job(config, writer))
     return jobs

@@ -1,10 +1,12 @@
-"""Keeping the vector index in step with SQLite after a commit, and repairing it (reconcile).
+"""Keeping the vector index in step with the database, and repairing it (reconcile).
 
-SQLite commits first; the index is written after. If the process dies in between, the index
-is missing a row or holds a stale one, and :func:`reconcile` (run at start-up, on a schedule
-and to rebuild a broken index) makes it match SQLite again. It writes without the people's
-commit locks, so each of its writes passes the store's erasure gate: a fact forgotten since
-reconcile read it is never written back (:mod:`memory.store.erasure_gate`).
+Write paths hand the index rows to their store transaction (``store.transaction(index=...)``).
+pgvector writes them in that transaction: facts and vectors cannot diverge. LanceDB writes
+them after the commit: if the process dies in between, the index is missing a row or holds a
+stale one, and :func:`reconcile` (run at start-up, on a schedule and to rebuild a broken
+index) makes it match again. It writes without the people's commit locks, so each of its
+writes passes the store's erasure gate: a fact forgotten since reconcile read it is never
+written back (:mod:`memory.store.erasure_gate`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory.embedding.base import Embedder, Vectors
-from memory.index.base import IndexedFact, VectorIndex
+from memory.index.base import IndexedFact, IndexWrites, VectorIndex
 from memory.records import Fact
 from memory.store import Store
 
@@ -29,7 +31,7 @@ def to_indexed(facts: Sequence[Fact], vectors: Vectors, model: str) -> list[Inde
 
 
 async def index_facts(
-    index: VectorIndex,
+    index: IndexWrites,
     embedder: Embedder,
     facts: Sequence[Fact],
     vectors: Vectors | None = None,

@@ -21,6 +21,7 @@ from bot.config import Config
 from bot.data_folder import DataAccess
 from memory.index.lance import folder_bytes
 from memory.indexing import reconcile
+from memory.store import PERSONAL_TABLES
 from memory.store.space import vacuum
 
 
@@ -50,7 +51,12 @@ class CompactCommand:
         memory = await open_memory(config, run_reconcile=False)
         try:
             await reconcile(memory.store, memory.index, memory.embedder)
-            await memory.index.compact()
+            if memory.healing is None:
+                # PostgreSQL: the tables are rewritten, each locked while it is.
+                await memory.store.database.vacuum(PERSONAL_TABLES, full=True)
+                Console().print("PostgreSQL tables rewritten (VACUUM FULL)", highlight=False)
+                return 0
+            await memory.healing.compact()
             await vacuum(memory.store.database)
         finally:
             await memory.aclose()

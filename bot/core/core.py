@@ -102,7 +102,10 @@ def storage_advice(error: StoreError) -> str:
     if isinstance(error, StorageFullError):
         return "free disk space where storage.data_dir is"
     if "locked" in str(error).lower():
-        return "another process holds the database: run one Mnemo per data folder"
+        return (
+            "another process holds the database: run one Mnemo per data folder (SQLite), "
+            "or end the long transaction that holds it (PostgreSQL)"
+        )
     return "run `mnemo doctor` to check the database"
 
 

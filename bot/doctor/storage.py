@@ -19,8 +19,8 @@ from bot.data_folder import readable_problem, running_holder
 from bot.doctor.base import CheckResult
 from memory.errors import MemoryLayerError, VectorIndexError
 from memory.index import LanceFactIndex, VectorIndex
-from memory.index.pgvector import PgVectorIndex
 from memory.index.lance import folder_bytes, read_space
+from memory.index.pgvector import PgVectorIndex
 from memory.indexing import reconcile
 from memory.store import Store, read_only_sqlite_url
 from memory.store.migrations import SchemaState, describe, inspect_schema

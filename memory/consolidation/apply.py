@@ -1,4 +1,4 @@
-"""Applying one decision: a short SQLite transaction, then the index.
+"""Applying one decision: one short store transaction, the index rows included.
 
 The retired fact keeps its row (status ``merged`` or ``superseded``, ``superseded_by`` the
 survivor, ``valid_to`` now) and one MERGE event records both texts, so undo can bring it back.
@@ -7,17 +7,13 @@ The survivor's row and text are not touched.
 
 from __future__ import annotations
 
-import logging
 from datetime import datetime
 
 from memory.consolidation.decisions import MergeDecision
 from memory.consolidation.pairs import consolidation_scope
-from memory.errors import VectorIndexError
 from memory.index.base import VectorIndex
 from memory.records import Action, Actor, FactEvent, FactStatus
 from memory.store import EventDraft, Store
-
-log = logging.getLogger(__name__)
 
 
 async def apply_decision(
@@ -29,7 +25,7 @@ async def apply_decision(
     if survivor is None or retired is None:
         return None
     scope = consolidation_scope(survivor)
-    async with store.transaction() as transaction:
+    async with store.transaction(index=index) as transaction:
         current = await transaction.facts.get_many(scope, [survivor.id, retired.id])
         if len(current) != 2 or any(fact.status is not FactStatus.ACTIVE for fact in current):
             return None
@@ -54,11 +50,5 @@ async def apply_decision(
                 new_text=survivor.text,
             ),
         )
-    try:
-        await index.delete([retired.id])
-    except VectorIndexError as error:
-        # SQLite is the truth; reconcile removes the stale row on its next run.
-        log.warning(
-            "consolidation: fact %d stays in the index until reconcile: %s", retired.id, error
-        )
+        await transaction.index.delete([retired.id])
     return event

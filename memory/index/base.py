@@ -8,6 +8,7 @@ from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.scope import Scope
 
@@ -30,7 +31,32 @@ class ScoredFactId:
     similarity: float
 
 
+class IndexWrites(Protocol):
+    """Rows to write for the facts a store transaction changed."""
+
+    async def upsert(self, facts: Sequence[IndexedFact]) -> None: ...
+
+    async def delete(self, fact_ids: Sequence[int]) -> None: ...
+
+
+class TransactionIndexWrites(IndexWrites, Protocol):
+    """An index's part in one store transaction (see :meth:`VectorIndex.writes_in`)."""
+
+    async def after_commit(self) -> None:
+        """Called once the store's transaction has committed (never after a rollback)."""
+        ...
+
+
 class VectorIndex(Protocol):
+    def writes_in(self, session: AsyncSession) -> TransactionIndexWrites:
+        """How this index takes part in the store transaction on ``session``.
+
+        pgvector writes its rows in that very transaction, so facts and vectors commit
+        together. An index of its own files (LanceDB) keeps the writes and makes them after
+        the commit; a crash in between leaves it behind, and reconcile repairs that.
+        """
+        ...
+
     async def upsert(self, facts: Sequence[IndexedFact]) -> None: ...
 
     async def delete(self, fact_ids: Sequence[int]) -> None: ...

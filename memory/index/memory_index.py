@@ -7,8 +7,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.embedding.base import cosine_similarity
+from memory.index.after_commit import AfterCommitWrites
 from memory.index.base import IndexedFact, ScoredFactId
 from memory.scope import Scope
 
@@ -29,6 +31,10 @@ def _words(text: str) -> set[str]:
 class InMemoryVectorIndex:
     def __init__(self) -> None:
         self.rows: dict[int, IndexedFact] = {}
+
+    def writes_in(self, session: AsyncSession) -> AfterCommitWrites:
+        """Written after the store's commit (this index is not in the database)."""
+        return AfterCommitWrites(self)
 
     async def upsert(self, facts: Sequence[IndexedFact]) -> None:
         for fact in facts:

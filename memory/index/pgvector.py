@@ -71,6 +71,9 @@ class PgVectorWrites:
                 delete(FactVectorRow).where(FactVectorRow.fact_id.in_(list(fact_ids)))
             )
 
+    async def after_commit(self) -> None:
+        """Nothing is left to do: the rows were written in the transaction itself."""
+
 
 class PgVectorIndex:
     """Search and repair of the pgvector rows; implements the ``VectorIndex`` port."""
@@ -91,6 +94,15 @@ class PgVectorIndex:
         if dropped:
             log.warning("%d vectors of another dimension than %d dropped", dropped, dimension)
         return index
+
+    def writes_in(self, session: AsyncSession) -> PgVectorWrites:
+        """Inside the store's transaction, which must be on this very database."""
+        if session.bind is not self._database.engine:
+            raise VectorIndexError(
+                "the vectors must be written in the facts' own PostgreSQL database: open "
+                "the store and the pgvector index on the same database"
+            )
+        return PgVectorWrites(session)
 
     @asynccontextmanager
     async def _session(self) -> AsyncIterator[AsyncSession]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -11,6 +11,8 @@ from pathlib import Path
 from sqlalchemy import URL, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from memory.errors import StoreError
+from memory.index.base import IndexedFact, IndexWrites, VectorIndex
 from memory.store.conversation import TurnRepository
 from memory.store.database import Database, database_url, read_only_sqlite_url, sqlite_url
 from memory.store.erasure_gate import ErasureGate
@@ -22,6 +24,7 @@ from memory.store.pending import PendingWriteRepository
 from memory.store.schema import SettingRow
 
 __all__ = [
+    "PERSONAL_TABLES",
     "Database",
     "Erased",
     "ErasureGate",
@@ -40,15 +43,43 @@ __all__ = [
 ]
 
 
+# The tables that hold what people said or what was learned from it.
+PERSONAL_TABLES = ("facts", "fact_vectors", "fact_events", "messages", "pending_writes")
+
+
+class WithoutIndex:
+    """The index writes of a transaction opened without an index: any is a mistake."""
+
+    async def upsert(self, facts: Sequence[IndexedFact]) -> None:
+        self._refuse()
+
+    async def delete(self, fact_ids: Sequence[int]) -> None:
+        self._refuse()
+
+    async def after_commit(self) -> None:
+        """Nothing was written."""
+
+    def _refuse(self) -> None:
+        raise StoreError(
+            "this transaction changes the index but was opened without one: "
+            "use store.transaction(index=...)"
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class StoreTransaction:
-    """The repositories of one transaction: all they do commits together or not at all."""
+    """The repositories of one transaction: all they do commits together or not at all.
+
+    ``index`` takes the vector rows of the facts it changes; the index decides whether they
+    are written inside this transaction (pgvector) or after its commit (LanceDB).
+    """
 
     session: AsyncSession
     facts: FactRepository
     turns: TurnRepository
     pending: PendingWriteRepository
     forget: ForgetRepository
+    index: IndexWrites
 
     async def get_setting(self, key: str) -> str | None:
         row = await self.session.get(SettingRow, key)
@@ -66,13 +97,14 @@ class StoreTransaction:
         return list((await self.session.scalars(query)).all())
 
 
-def repositories(session: AsyncSession) -> StoreTransaction:
+def repositories(session: AsyncSession, index: IndexWrites) -> StoreTransaction:
     return StoreTransaction(
         session=session,
         facts=FactRepository(session),
         turns=TurnRepository(session),
         pending=PendingWriteRepository(session),
         forget=ForgetRepository(session),
+        index=index,
     )
 
 
@@ -107,21 +139,37 @@ class Store:
         return cls(Database(location, read_only=True))
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[StoreTransaction]:
-        """A transaction that may write; this process's writing transactions take turns."""
+    async def transaction(
+        self, *, index: VectorIndex | None = None
+    ) -> AsyncIterator[StoreTransaction]:
+        """A transaction that may write; this process's writing transactions take turns.
+
+        With ``index``, the facts it changes are kept in step there too (see
+        :meth:`memory.index.base.VectorIndex.writes_in`).
+        """
         async with self.database.transaction() as session:
-            yield repositories(session)
+            writes = WithoutIndex() if index is None else index.writes_in(session)
+            yield repositories(session, writes)
+        await writes.after_commit()
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[StoreTransaction]:
         """A transaction that only reads: it waits for no writer (use it on the reply path)."""
         async with self.database.read() as session:
-            yield repositories(session)
+            yield repositories(session, WithoutIndex())
 
     async def scrub(self) -> None:
         """Make rows deleted so far unrecoverable from the database's files: called after a
         forget commits, before "done" is answered (see docs/write-queue.md, section 3). The
-        copies made before schema upgrades hold them too: they are deleted."""
+        copies made before schema upgrades hold them too: they are deleted.
+
+        PostgreSQL: VACUUM removes the deleted rows from the tables that hold a person's
+        words; it cannot promise the bytes are overwritten (KNOWN_ISSUES.md says where
+        they may remain). Its backups are the operator's own.
+        """
+        if self.database.dialect == "postgresql":
+            await self.database.vacuum(PERSONAL_TABLES)
+            return
         await delete_backups(
             self.database.path,
             "a forget erased facts that it still held (forgotten means gone from every file)",
@@ -130,7 +178,9 @@ class Store:
 
     async def expire_backups(self, *, older_than: datetime) -> int:
         """Delete the copies made before schema upgrades that are older than ``older_than``
-        (the storage job); how many were deleted."""
+        (the storage job); how many were deleted. PostgreSQL: none are made."""
+        if self.database.dialect == "postgresql":
+            return 0
         return len(await expire_backups(self.database.path, older_than=older_than))
 
     async def aclose(self) -> None:

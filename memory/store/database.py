@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ BUSY_TIMEOUT_MILLISECONDS = 5000
 JOURNAL_SIZE_LIMIT_BYTES = 4 * 2**20
 LOG_WAIT_SECONDS = 2.0
 POSTGRES_DISK_FULL = "53100"
+POSTGRES_LOCK_TIMEOUT = "55P03"
 
 
 def _set_sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
@@ -58,6 +59,11 @@ def translate_error(error: SQLAlchemyError) -> StoreError:
     sqlite_full = isinstance(original, sqlite3.OperationalError) and "full" in str(original).lower()
     if sqlite_full or getattr(original, "sqlstate", None) == POSTGRES_DISK_FULL:
         return StorageFullError("the disk holding the database is full; nothing was written")
+    if getattr(original, "sqlstate", None) == POSTGRES_LOCK_TIMEOUT:
+        return StoreError(
+            "the database is locked: another transaction held what this write needed for "
+            f"{BUSY_TIMEOUT_MILLISECONDS / 1000:g} s; nothing was written"
+        )
     if isinstance(error, OperationalError):
         return StoreError(f"the database could not be used: {original or error}")
     return StoreError(f"database error: {error}")
@@ -101,9 +107,16 @@ def create_engine_for(url: URL, *, read_only: bool = False) -> AsyncEngine:
         event.listen(engine.sync_engine, "connect", _set_sqlite_pragmas)
         return engine
     if url.get_backend_name() == "postgresql":
-        # A connection the server dropped (restart, idle timeout) is replaced, not handed out.
+        # A connection the server dropped (restart, idle timeout) is replaced, not handed out;
+        # a row or table another transaction holds is waited for as long as SQLite waits.
         options = {"postgresql_readonly": True} if read_only else {}
-        return create_async_engine(url, pool_pre_ping=True, execution_options=options)
+        settings = {"lock_timeout": str(BUSY_TIMEOUT_MILLISECONDS)}
+        return create_async_engine(
+            url,
+            pool_pre_ping=True,
+            execution_options=options,
+            connect_args={"server_settings": settings},
+        )
     raise StoreError(f"unsupported database {url.get_backend_name()}: use SQLite or PostgreSQL")
 
 
@@ -187,6 +200,17 @@ class Database:
                 "the database's log could not be emptied: another connection kept reading "
                 f"it for {self.log_wait_seconds:g} s; it is emptied at the next checkpoint"
             )
+
+    async def vacuum(self, tables: Sequence[str], *, full: bool = False) -> None:
+        """PostgreSQL's VACUUM of ``tables`` (outside a transaction, as it must run);
+        ``full`` rewrites them, holding an exclusive lock on each while it does."""
+        statement = ("VACUUM FULL " if full else "VACUUM ") + ", ".join(tables)
+        try:
+            async with self.engine.connect() as connection:
+                autocommit = await connection.execution_options(isolation_level="AUTOCOMMIT")
+                await autocommit.exec_driver_sql(statement)
+        except SQLAlchemyError as error:
+            raise translate_error(error) from error
 
     async def aclose(self) -> None:
         await self._log_truncation.aclose()

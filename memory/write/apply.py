@@ -1,4 +1,4 @@
-"""Stage 6: apply the planned writes inside one SQLite transaction, then update the index.
+"""Stage 6: apply the planned writes, and their index rows, inside one store transaction.
 
 UPDATE supersedes (the old row becomes ``superseded`` with ``valid_to`` and
 ``superseded_by``) and inserts the new text; DELETE marks the row ``deleted`` and keeps it, so
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memory.index.base import IndexedFact, VectorIndex
+from memory.index.base import IndexedFact, IndexWrites
 from memory.records import Action, Actor, Fact, FactEvent, FactSource, FactStatus, NewFact
 from memory.scope import Scope
 from memory.store import EventDraft, StoreTransaction
@@ -32,7 +32,7 @@ class AppliedWrite:
 
 @dataclass(slots=True)
 class IndexChanges:
-    """What the index must do once SQLite has committed."""
+    """The index rows the applied writes change."""
 
     upsert: list[IndexedFact] = field(default_factory=list)
     delete: list[int] = field(default_factory=list)
@@ -157,7 +157,7 @@ def event_draft(
     )
 
 
-async def update_index(index: VectorIndex, changes: IndexChanges) -> None:
-    """After the commit: a crash here leaves the index behind, and reconcile repairs it."""
+async def update_index(index: IndexWrites, changes: IndexChanges) -> None:
+    """Inside the transaction that applied the writes (the index decides when they land)."""
     await index.delete(changes.delete)
     await index.upsert(changes.upsert)

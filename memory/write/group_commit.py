@@ -1,5 +1,5 @@
-"""Group commits: the plans of several queued messages applied in ONE SQLite transaction and
-ONE update of the vector index.
+"""Group commits: the plans of several queued messages applied in ONE store transaction and
+ONE update of the vector index (inside it with pgvector, right after it with LanceDB).
 
 Each queued message is planned on its own (extraction, candidates, decision), then handed
 here. One commit is in flight at a time; the plans that become ready meanwhile wait and go
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from memory.keyed_locks import KeyedLocks
 from memory.priority import ReplyPriority
 from memory.records import FactSource
-from memory.write.apply import IndexChanges
+from memory.write.apply import IndexChanges, update_index
 from memory.write.pipeline import (
     MessageInput,
     Plan,
@@ -40,7 +40,6 @@ from memory.write.pipeline import (
     WriteParts,
     apply_plan,
     commit,
-    update_index_after_commit,
 )
 
 log = logging.getLogger(__name__)
@@ -132,7 +131,7 @@ class GroupCommitter:
     async def _commit_group(self, group: list[_Ready]) -> None:
         async with self._background_turn(), self._owner_locks(group):
             try:
-                outcomes, changes = await self._apply_together(group)
+                outcomes = await self._apply_together(group)
             except Exception as error:
                 if len(group) == 1:
                     group[0].done.set_exception(error)
@@ -144,15 +143,14 @@ class GroupCommitter:
                 )
                 await self._commit_one_by_one(group)
                 return
-            await update_index_after_commit(self._parts.index, changes)
         self.group_sizes.append(len(group))
         for ready, outcome in zip(group, outcomes, strict=True):
             ready.done.set_result(outcome)
 
-    async def _apply_together(self, group: list[_Ready]) -> tuple[list[WriteOutcome], IndexChanges]:
+    async def _apply_together(self, group: list[_Ready]) -> list[WriteOutcome]:
         outcomes: list[WriteOutcome] = []
         changes = IndexChanges()
-        async with self._parts.store.transaction() as transaction:
+        async with self._parts.store.transaction(index=self._parts.index) as transaction:
             for ready in group:
                 outcome, own = await apply_plan(
                     transaction, self._parts, ready.message, ready.source, ready.plan
@@ -160,7 +158,8 @@ class GroupCommitter:
                 outcomes.append(outcome)
                 changes.delete.extend(own.delete)
                 changes.upsert.extend(own.upsert)
-        return outcomes, changes
+            await update_index(transaction.index, changes)
+        return outcomes
 
     async def _commit_one_by_one(self, group: list[_Ready]) -> None:
         for ready in group:

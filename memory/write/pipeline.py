@@ -18,7 +18,6 @@ from datetime import datetime
 import numpy as np
 
 from memory.embedding.base import Embedder
-from memory.errors import MemoryLayerError
 from memory.index.base import VectorIndex
 from memory.llm import LanguageModel, LanguageModelError
 from memory.records import Action, FactSource
@@ -254,9 +253,9 @@ async def commit(
 ) -> WriteOutcome:
     """Apply and complete the queue row in ONE transaction, so nothing is applied twice; if
     the row is gone or no longer this worker's, nothing is applied at all."""
-    async with parts.store.transaction() as transaction:
+    async with parts.store.transaction(index=parts.index) as transaction:
         outcome, changes = await apply_plan(transaction, parts, message, source, plan)
-    await update_index_after_commit(parts.index, changes)
+        await update_index(transaction.index, changes)
     return outcome
 
 
@@ -268,7 +267,8 @@ async def apply_plan(
     plan: Plan,
 ) -> tuple[WriteOutcome, IndexChanges]:
     """Complete the claimed row and apply its plan inside ``transaction`` (several plans may
-    share one: group commits); the index changes are for after the commit."""
+    share one: group commits); the caller hands the index changes to the transaction's
+    index once all are applied."""
     context = ApplyContext(
         message.scope,
         source,
@@ -285,9 +285,3 @@ async def apply_plan(
     applied, changes = await apply_writes(transaction, context, plan.writes)
     return WriteOutcome(tuple(applied), plan.llm_calls, precheck), changes
 
-
-async def update_index_after_commit(index: VectorIndex, changes: IndexChanges) -> None:
-    try:
-        await update_index(index, changes)
-    except MemoryLayerError:
-        log.exception("index update failed after commit; reconcile will repair it")

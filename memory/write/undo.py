@@ -51,12 +51,12 @@ class Reversal:
 async def undo_latest(
     store: Store, index: VectorIndex, embedder: Embedder, scope: Scope
 ) -> UndoResult | None:
-    async with store.transaction() as transaction:
+    async with store.transaction(index=index) as transaction:
         result = await undo_in_transaction(transaction, scope)
-    if result is None:
-        return None
-    await index.delete([fact.id for fact in result.removed])
-    await index_facts(index, embedder, list(result.restored))
+        if result is None:
+            return None
+        await transaction.index.delete([fact.id for fact in result.removed])
+        await index_facts(transaction.index, embedder, list(result.restored))
     return result
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from memory.records import NewFact
 from memory.scope import Scope
 from memory.store import Store
@@ -16,6 +18,14 @@ from memory.store.space import (
 )
 
 ALICE = Scope("console:alice", "console:room1")
+
+
+@pytest.fixture
+def store(sqlite_store: Store) -> Store:
+    """SQLite's pages and files: SQLite only (PostgreSQL's autovacuum keeps its tables)."""
+    return sqlite_store
+
+
 BOB = Scope("console:bob", "console:room1")
 LONG = " and also a rather long sentence to fill the pages" * 4
 

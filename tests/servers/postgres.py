@@ -11,6 +11,7 @@ import asyncio
 import importlib.util
 import itertools
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,9 @@ class PostgresServer:
             "ALTER SYSTEM SET fsync = off; ALTER SYSTEM SET synchronous_commit = off; "
             "ALTER SYSTEM SET full_page_writes = off; SELECT pg_reload_conf();"
         )
-        asyncio.run(self._make_template())
+        # In a thread with a loop of its own: a test's event loop may already be running.
+        with ThreadPoolExecutor(1) as executor:
+            executor.submit(asyncio.run, self._make_template()).result()
 
     async def _make_template(self) -> None:
         await self.admin(f"CREATE DATABASE {TEMPLATE}")

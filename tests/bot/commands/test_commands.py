@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import URL
 
 from bot.commands import CommandError, CommandRegistry, CommandReply, CommandSpec, Invocation
 from bot.messages import IncomingMessage
@@ -13,12 +14,15 @@ from bot.websearch import FixedWebSearchAdvisor, WebContext
 from memory.embedding import Embedder
 from memory.records import NewFact
 from memory.scope import Scope
-from tests.bot.core.harness import START, Harness, open_harness, reply_calls
+from tests.bot.core.harness import START, Harness, make_config, open_harness, reply_calls
 
 
 @pytest.fixture
-async def bot(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Harness]:
-    harness = await open_harness(tmp_path, embedder)
+async def bot(
+    tmp_path: Path, embedder: Embedder, database_location: Path | URL
+) -> AsyncIterator[Harness]:
+    config = make_config(tmp_path / "data", database=database_location)
+    harness = await open_harness(tmp_path, embedder, config=config)
     yield harness
     await harness.app.aclose()
 

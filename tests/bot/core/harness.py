@@ -15,6 +15,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import URL
+
 from bot.app import Application, build_application
 from bot.config import Config
 from bot.messages import IncomingMessage, OutgoingMessage
@@ -81,8 +83,13 @@ def extraction_calls(llm: ScriptedLanguageModel) -> list[RecordedCall]:
     return [c for c in llm.calls if c.messages[0].content.startswith(EXTRACTION_OPENING)]
 
 
-def make_config(data_dir: Path, **chat: Any) -> Config:
-    return Config.model_validate({"storage": {"data_dir": str(data_dir)}, "chat": chat})
+def make_config(data_dir: Path, *, database: Path | URL | None = None, **chat: Any) -> Config:
+    """``database``: a PostgreSQL URL puts the memory there (``storage.database_url``);
+    otherwise it is SQLite in ``data_dir``."""
+    storage: dict[str, str] = {"data_dir": str(data_dir)}
+    if isinstance(database, URL):
+        storage["database_url"] = database.render_as_string(hide_password=False)
+    return Config.model_validate({"storage": storage, "chat": chat})
 
 
 class Clock:

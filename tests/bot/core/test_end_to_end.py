@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import URL
 
 from bot.core import APOLOGY
 from memory.embedding import Embedder
@@ -24,8 +25,11 @@ from tests.bot.core.harness import (
 
 
 @pytest.fixture
-async def bot(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Harness]:
-    harness = await open_harness(tmp_path, embedder)
+async def bot(
+    tmp_path: Path, embedder: Embedder, database_location: Path | URL
+) -> AsyncIterator[Harness]:
+    config = make_config(tmp_path / "data", database=database_location)
+    harness = await open_harness(tmp_path, embedder, config=config)
     yield harness
     await harness.app.aclose()
 

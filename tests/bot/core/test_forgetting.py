@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import String, select
+from sqlalchemy import URL, String, select
 
 from bot.messages import IncomingMessage
 from memory.embedding import Embedder
@@ -19,7 +19,7 @@ from memory.scope import Scope
 from memory.store import Store
 from memory.store.migrations.backup import backup_path, backup_sqlite
 from memory.store.schema import Base
-from tests.bot.core.harness import Harness, fact, open_harness
+from tests.bot.core.harness import Harness, fact, make_config, open_harness
 from tests.memory.write.gated import is_extraction, until
 
 TABLES = ("facts", "fact_events", "messages", "pending_writes")
@@ -27,8 +27,11 @@ ALICE_DM = Scope("matrix:alice", "matrix:dm")
 
 
 @pytest.fixture
-async def bot(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Harness]:
-    harness = await open_harness(tmp_path, embedder)
+async def bot(
+    tmp_path: Path, embedder: Embedder, database_location: Path | URL
+) -> AsyncIterator[Harness]:
+    config = make_config(tmp_path / "data", database=database_location)
+    harness = await open_harness(tmp_path, embedder, config=config)
     yield harness
     harness.llm.open()
     await harness.app.aclose()

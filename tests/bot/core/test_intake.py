@@ -7,10 +7,15 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from sqlalchemy import URL
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
 
+from bot.config import Config
 from bot.core.core import NOT_SAVED, NOT_SAVED_FULL
 from bot.messages import IncomingMessage
 from memory.embedding import Embedder
@@ -21,6 +26,7 @@ from tests.bot.core.harness import (
     Harness,
     extraction_calls,
     fact,
+    make_config,
     open_harness,
     reply_calls,
 )
@@ -29,8 +35,11 @@ from tests.memory.write.gated import is_extraction, until
 
 
 @pytest.fixture
-async def bot(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Harness]:
-    harness = await open_harness(tmp_path, embedder, held=is_extraction)
+async def bot(
+    tmp_path: Path, embedder: Embedder, database_location: Path | URL
+) -> AsyncIterator[Harness]:
+    config = make_config(tmp_path / "data", database=database_location)
+    harness = await open_harness(tmp_path, embedder, config=config, held=is_extraction)
     yield harness
     harness.llm.open()
     await harness.app.aclose()
@@ -49,16 +58,30 @@ def direct(bot: Harness, user: str, text: str, message_id: str | None = None) ->
     )
 
 
-def rows(database: Path, query: str) -> list[tuple[object, ...]]:
-    """A separate connection's view of the database file: what a crash would leave."""
-    with sqlite3.connect(database) as connection:
-        return list(connection.execute(query).fetchall())
+def rows(config: Config, query: str) -> list[tuple[object, ...]]:
+    """A separate connection's view of the database: what a crash would leave. (Called from
+    inside the model's answer, where the event loop is busy: PostgreSQL is read from a
+    thread with a loop of its own.)"""
+    if config.storage.database_url is None:
+        with sqlite3.connect(config.storage.database_path) as connection:
+            return list(connection.execute(query).fetchall())
+
+    async def fetch() -> list[tuple[object, ...]]:
+        engine = create_async_engine(config.storage.database, poolclass=NullPool)
+        try:
+            async with engine.connect() as connection:
+                return [tuple(row) for row in await connection.exec_driver_sql(query)]
+        finally:
+            await engine.dispose()
+
+    with ThreadPoolExecutor(1) as executor:
+        return executor.submit(asyncio.run, fetch()).result()
 
 
 async def test_the_message_is_durable_before_the_reply_is_asked_and_the_reply_does_not_wait(
     bot: Harness,
 ) -> None:
-    database = bot.app.config.storage.database_path
+    database = bot.app.config
     seen_at_reply: list[list[tuple[object, ...]]] = []
 
     def model(messages: Sequence[ChatMessage]) -> str:
@@ -117,6 +140,7 @@ async def test_a_full_disk_at_intake_still_answers_and_says_the_message_was_not_
     assert "free disk space where storage.data_dir is" in caplog.text
 
 
+@pytest.mark.parametrize("backend", ["sqlite"])  # SQLite's one writer at a time
 async def test_a_database_locked_by_another_process_still_answers_with_the_note(
     bot: Harness, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -133,6 +157,24 @@ async def test_a_database_locked_by_another_process_still_answers_with_the_note(
     async with bot.app.store.transaction() as tx:
         assert await tx.pending.count() == 0
         assert await tx.turns.recent("matrix:dm", limit=10) == []
+
+
+@pytest.mark.parametrize("backend", ["postgresql"])
+async def test_a_table_locked_by_another_transaction_still_answers_with_the_note(
+    bot: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    engine = create_async_engine(bot.app.config.storage.database, poolclass=NullPool)
+    try:
+        async with engine.begin() as intruder:
+            await intruder.exec_driver_sql("LOCK TABLE messages IN ACCESS EXCLUSIVE MODE")
+            replies = await bot.app.core.handle(direct(bot, "alice", "I have a cat.", "$m1"))
+    finally:
+        await engine.dispose()
+    assert [reply.text for reply in replies] == [f"OK.\n\n{NOT_SAVED}"]
+    assert "the database is locked: another transaction held" in caplog.text
+    assert "end the long transaction that holds it (PostgreSQL)" in caplog.text
+    async with bot.app.store.transaction() as tx:
+        assert await tx.pending.count() == 0
 
 
 async def test_commands_and_messages_of_a_person_take_effect_in_the_order_they_came(

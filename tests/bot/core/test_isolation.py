@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import URL
 
 from bot.core.third_person import about
 from bot.messages import IncomingMessage, MessageDeletion, MessageEdit
@@ -62,8 +63,11 @@ def leaked(text: str, allowed: set[str]) -> set[str]:
 
 
 @pytest.fixture
-async def bot(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Harness]:
-    harness = await open_harness(tmp_path, embedder)
+async def bot(
+    tmp_path: Path, embedder: Embedder, database_location: Path | URL
+) -> AsyncIterator[Harness]:
+    config = make_config(tmp_path / "data", database=database_location)
+    harness = await open_harness(tmp_path, embedder, config=config)
     yield harness
     await harness.app.aclose()
 

@@ -1,0 +1,56 @@
+"""Forgetting on PostgreSQL: the deleted rows are vacuumed out of the table files.
+
+Read from the test server's own data folder, after a checkpoint has written the pages. What
+VACUUM cannot promise (a row's bytes left in a page's free space, the WAL until PostgreSQL
+recycles it) is in KNOWN_ISSUES.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memory.records import NewFact
+from memory.scope import Scope
+from memory.store import Store
+from tests.servers.postgres import PostgresServer
+
+ALICE = Scope("console:alice", "console:room1")
+SECRET = b"zebracorn-7731"
+
+
+async def table_file(store: Store, server: PostgresServer, table: str) -> Path:
+    await server.admin("CHECKPOINT")
+    async with store.database.engine.connect() as connection:
+        path = (
+            await connection.exec_driver_sql(f"SELECT pg_relation_filepath('{table}')")
+        ).scalar_one()
+    return server.directory / str(path)
+
+
+def holds_secret(path: Path) -> bool:
+    return SECRET in path.read_bytes()
+
+
+async def test_forgotten_words_are_vacuumed_out_of_the_table_file(
+    postgres: PostgresServer,
+) -> None:
+    store = await Store.open(await postgres.fresh_database())
+    try:
+        async with store.transaction() as transaction:
+            for number in range(40):
+                await transaction.facts.add(ALICE, NewFact(f"plain fact {number} " * 4))
+            secret = await transaction.facts.add(ALICE, NewFact(f"my code is {SECRET.decode()}"))
+            for number in range(40):
+                await transaction.facts.add(ALICE, NewFact(f"other fact {number} " * 4))
+        assert holds_secret(await table_file(store, postgres, "facts"))
+
+        async with store.transaction() as transaction:
+            assert await transaction.facts.erase(ALICE, secret.id) == [secret.id]
+        assert holds_secret(await table_file(store, postgres, "facts")), "a dead row stays"
+        await store.scrub()
+
+        assert not holds_secret(await table_file(store, postgres, "facts"))
+        async with store.transaction() as transaction:
+            assert await transaction.facts.count(ALICE) == 80
+    finally:
+        await store.aclose()
