@@ -284,4 +284,3 @@ async def apply_plan(
         return WriteOutcome((), plan.llm_calls, precheck, completed=False), IndexChanges()
     applied, changes = await apply_writes(transaction, context, plan.writes)
     return WriteOutcome(tuple(applied), plan.llm_calls, precheck), changes
-
