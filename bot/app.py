@@ -79,13 +79,16 @@ def core_settings(config: Config) -> CoreSettings:
     )
 
 
-def write_settings(config: Config) -> WriteSettings:
+def write_settings(config: Config, *, apply_queued: bool | None = None) -> WriteSettings:
+    """``apply_queued`` None: as the config says for the bot (``mnemo worker`` passes True)."""
     return WriteSettings(
         candidate_threshold=config.memory.candidate_threshold,
         candidate_limit=config.memory.candidate_limit,
         max_destructive_actions=config.memory.max_destructive_actions,
         decide_in_extraction=config.memory.decide_in_extraction,
         scope_mode=config.memory.scope_mode,
+        claim_lease_seconds=config.storage.claim_lease_seconds,
+        apply_queued=(config.storage.bot_applies_writes if apply_queued is None else apply_queued),
     )
 
 
@@ -109,7 +112,10 @@ async def build_application(
     embedder: Embedder | None = None,
     web_search: WebSearchAdvisor | None = None,
     reranker: Reranker | None = None,
+    apply_queued: bool | None = None,
 ) -> Application:
+    """Every part from the config; ``apply_queued`` True makes a process that applies queued
+    writes whatever ``storage.bot_applies_writes`` says (``mnemo worker``)."""
     borrowed_parts = (llm, embedder, web_search, reranker)
     built_llm = llm is None
     llm = llm or build_language_model(config.llm)
@@ -127,13 +133,9 @@ async def build_application(
     batcher = EmbeddingBatcher(memory.embedder)
     # Replies first: the write queue and consolidation give way while a reply is prepared.
     priority = ReplyPriority()
+    settings = write_settings(config, apply_queued=apply_queued)
     writer = MemoryWriter(
-        memory.store,
-        memory.index,
-        batcher.background,
-        llm,
-        write_settings(config),
-        priority=priority,
+        memory.store, memory.index, batcher.background, llm, settings, priority=priority
     )
     recaller = Recaller(
         memory.store,
@@ -157,7 +159,8 @@ async def build_application(
         memory.index,
         batcher.background,
         BackgroundModel(llm, priority),
-        writer,
+        # The queue retry wakes this process's worker: none when workers apply the writes.
+        writer if settings.apply_queued else None,
     )
     return Application(
         config=config,

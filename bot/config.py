@@ -14,7 +14,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from sqlalchemy import URL, make_url
 
 from memory.llm import TokenBudgets
@@ -41,6 +48,17 @@ class StorageSettings(Section):
         description="a PostgreSQL database instead of SQLite in data_dir "
         "(postgresql+asyncpg://user:password@host/name), vectors in pgvector",
     )
+    bot_applies_writes: bool = Field(
+        True,
+        description="false: the bot only queues what people say, and `mnemo worker` "
+        "processes learn from it (PostgreSQL only)",
+    )
+    claim_lease_seconds: float = Field(
+        900.0,
+        gt=0,
+        description="how long a queued write stays claimed by the process working on it; "
+        "a dead process's claims are taken over after this (longer than any write takes)",
+    )
 
     @field_validator("database_url")
     @classmethod
@@ -54,6 +72,15 @@ class StorageSettings(Section):
             "must be a PostgreSQL URL, postgresql+asyncpg://user:password@host:5432/name "
             "(leave it out for SQLite in data_dir)"
         )
+
+    @model_validator(mode="after")
+    def _workers_need_postgres(self) -> StorageSettings:
+        if not self.bot_applies_writes and self.database_url is None:
+            raise ValueError(
+                "bot_applies_writes = false needs database_url (PostgreSQL): with SQLite "
+                "one process owns the data folder and applies its writes itself"
+            )
+        return self
 
     @property
     def database_path(self) -> Path:

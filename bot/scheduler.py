@@ -8,6 +8,12 @@ so replies are never kept waiting. Intervals come from the ``scheduler`` config 
 each job's last successful run is kept in the database (``scheduler.last_run.<job>``), so a
 restart resumes the schedule instead of starting it over or skipping a run. Every job can
 also be run by hand (:meth:`MaintenanceScheduler.run_now`).
+
+On PostgreSQL several processes (bots, ``mnemo worker``) schedule the same jobs: a run that
+comes due takes the job's advisory lock (:mod:`memory.store.job_election`) and is skipped
+if another process holds it or ran the job less than half an interval ago, so each job
+runs once across all processes. The queue retry runs in every process (it only wakes that
+process's own worker).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from memory.index.base import VectorIndex
 from memory.indexing import reconcile
 from memory.llm.base import LanguageModel
 from memory.store import Store, utc_now
+from memory.store.job_election import elected
 from memory.store.space import give_back_free_pages
 
 log = logging.getLogger(__name__)
@@ -57,6 +64,8 @@ class Job:
     name: str
     interval: timedelta
     run: Callable[[], Awaitable[str]]
+    # Runs in every process sharing the database, not once across them.
+    every_process: bool = False
 
 
 def last_run_key(name: str) -> str:
@@ -101,7 +110,7 @@ class MaintenanceScheduler:
         for job in self.jobs.values():
             previous = await last_run(self.store, job.name)
             self._scheduler.add_job(
-                self.run_now,
+                self.run_scheduled,
                 IntervalTrigger(seconds=job.interval.total_seconds(), timezone=UTC),
                 args=[job.name],
                 id=job.name,
@@ -111,6 +120,22 @@ class MaintenanceScheduler:
                 misfire_grace_time=None,
             )
         self._scheduler.start()
+
+    async def run_scheduled(self, name: str) -> str | None:
+        """A scheduled run: skipped (``None``) while another process sharing the database
+        runs the job or has just run it."""
+        job = self.jobs[name]
+        if job.every_process or self.store.database.dialect == "sqlite":
+            return await self.run_now(name)
+        async with elected(self.store.database, name) as mine:
+            if not mine:
+                log.debug("scheduled job %s is running in another process", name)
+                return None
+            previous = await last_run(self.store, name)
+            if previous is not None and self.clock() - previous < job.interval / 2:
+                log.debug("scheduled job %s ran in another process at %s", name, previous)
+                return None
+            return await self.run_now(name)
 
     def next_run_times(self) -> dict[str, datetime]:
         return {job.id: job.next_run_time for job in self._scheduler.get_jobs()}
@@ -186,7 +211,7 @@ def pending_retry_job(config: Config, writer: PendingWriteProcessor) -> Job:
         return f"{await writer.retry_due()} queued, worker woken"
 
     interval = timedelta(seconds=config.scheduler.pending_retry_interval_seconds)
-    return Job(PENDING_RETRY, interval, run)
+    return Job(PENDING_RETRY, interval, run, every_process=True)
 
 
 def purge_job(

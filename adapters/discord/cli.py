@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 
 from adapters.discord.access import AccessPolicy
-from adapters.discord.client import MnemoDiscordClient, check_token, run_client
+from adapters.discord.client import Shards, build_client, check_token, run_client
 from adapters.discord.errors import DiscordSetupError
 from bot.app import Application, build_application
 from bot.config import Config
@@ -20,6 +20,25 @@ from bot.messages import CatchUpBounds
 logger = logging.getLogger(__name__)
 
 ApplicationFactory = Callable[[Config], Awaitable[Application]]
+
+
+def shard_ids(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a list of shard numbers such as 0,1"
+        ) from None
+
+
+def shards_from(arguments: argparse.Namespace) -> Shards | None:
+    ids: tuple[int, ...] | None = getattr(arguments, "shard_ids", None)
+    count: int | None = getattr(arguments, "shard_count", None)
+    if ids is None and count is None:
+        return None
+    if ids is None or count is None:
+        raise DiscordSetupError("--shard-ids and --shard-count go together")
+    return Shards(ids, count)
 
 
 class DiscordCommand:
@@ -35,6 +54,15 @@ class DiscordCommand:
         parser: argparse.ArgumentParser = subparsers.add_parser(
             "discord", help="run the bot on Discord (settings in the [discord] section)"
         )
+        parser.add_argument(
+            "--shard-ids",
+            type=shard_ids,
+            help="run only these shards in this process, e.g. 0,1 (with --shard-count; "
+            "other processes run the rest, on the same PostgreSQL database)",
+        )
+        parser.add_argument(
+            "--shard-count", type=int, help="how many shards the bot has in all, e.g. 4"
+        )
         parser.set_defaults(handler=self)
         return parser
 
@@ -44,6 +72,7 @@ class DiscordCommand:
             # Checked before anything is loaded, so a config mistake fails in a second.
             policy = AccessPolicy.from_settings(config.discord)
             token = check_token(config.discord.token)
+            shards = shards_from(arguments)
         except DiscordSetupError as error:
             errors.print(f"[red]config error:[/red] {error}", markup=True, highlight=False)
             return 2
@@ -56,7 +85,7 @@ class DiscordCommand:
         try:
             await application.start()
             bounds = CatchUpBounds(config.chat.catch_up_hours, config.chat.catch_up_messages)
-            client = MnemoDiscordClient(application.core, policy, catch_up=bounds)
+            client = build_client(application.core, policy, shards, catch_up=bounds)
             await run_client(client, token)
         except DiscordSetupError as error:
             errors.print(f"[red]Discord error:[/red] {error}", markup=True, highlight=False)

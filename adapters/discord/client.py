@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import discord
@@ -50,13 +51,16 @@ class MnemoDiscordClient(discord.Client):
         guild_ready_timeout: float = 2.0,
         autocomplete_budget_seconds: float = AUTOCOMPLETE_BUDGET_SECONDS,
         catch_up: CatchUpBounds | None = None,
+        **client_options: Any,
     ) -> None:
         # guild_ready_timeout: how long discord.py waits for servers after READY before
-        # on_ready; tests against a local fake gateway shorten it.
+        # on_ready; tests against a local fake gateway shorten it. client_options: the
+        # sharded client's shard_ids and shard_count.
         super().__init__(
             intents=build_intents(),
             allowed_mentions=discord.AllowedMentions.none(),
             guild_ready_timeout=guild_ready_timeout,
+            **client_options,
         )
         self.tree = MnemoCommandTree(self, policy)
         add_commands(self.tree, core, autocomplete_budget_seconds=autocomplete_budget_seconds)
@@ -84,6 +88,44 @@ class MnemoDiscordClient(discord.Client):
         # A bulk delete is a moderator's: deletions by others change nothing, so it is not
         # handled at all.
         await self.handler.on_delete(payload, self.get_channel(payload.channel_id))
+
+
+class ShardedMnemoDiscordClient(MnemoDiscordClient, discord.AutoShardedClient):
+    """One process's range of shards (``mnemo discord --shard-ids 0,1 --shard-count 4``):
+    discord.py's sharded client, one gateway connection per shard, in this process."""
+
+
+@dataclass(frozen=True, slots=True)
+class Shards:
+    """The shards this process runs, of ``count`` in all."""
+
+    ids: tuple[int, ...]
+    count: int
+
+    def __post_init__(self) -> None:
+        if self.count < 1:
+            raise DiscordSetupError("--shard-count must be at least 1")
+        if not self.ids:
+            raise DiscordSetupError("--shard-ids needs at least one shard id")
+        outside = [shard for shard in self.ids if not 0 <= shard < self.count]
+        if outside:
+            raise DiscordSetupError(
+                f"--shard-ids {', '.join(map(str, outside))} outside 0..{self.count - 1} "
+                f"(--shard-count {self.count}): shard ids count from 0"
+            )
+        if len(set(self.ids)) != len(self.ids):
+            raise DiscordSetupError("--shard-ids names a shard twice")
+
+
+def build_client(
+    core: ConversationCore, policy: AccessPolicy, shards: Shards | None = None, **options: Any
+) -> MnemoDiscordClient:
+    """The one-connection client, or the sharded one for ``shards``."""
+    if shards is None:
+        return MnemoDiscordClient(core, policy, **options)
+    return ShardedMnemoDiscordClient(
+        core, policy, shard_ids=list(shards.ids), shard_count=shards.count, **options
+    )
 
 
 async def sync_commands(tree: app_commands.CommandTree[discord.Client]) -> bool:
@@ -145,4 +187,12 @@ async def run_client(client: discord.Client, token: str | None) -> None:
         raise MessageContentIntentMissing() from error
 
 
-__all__ = ["DiscordSetupError", "MnemoDiscordClient", "build_intents", "run_client"]
+__all__ = [
+    "DiscordSetupError",
+    "MnemoDiscordClient",
+    "ShardedMnemoDiscordClient",
+    "Shards",
+    "build_client",
+    "build_intents",
+    "run_client",
+]

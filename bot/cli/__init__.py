@@ -24,6 +24,7 @@ from bot.cli.doctor import DoctorCommand
 from bot.cli.evaluate import EvaluateCommand
 from bot.cli.migrate import MigrateCommand
 from bot.cli.reconcile import ReconcileCommand
+from bot.cli.worker import WorkerCommand
 from bot.config import ConfigError, load_config
 from bot.data_folder import DataFolderError, data_folder_access
 from memory.errors import MemoryLayerError
@@ -36,6 +37,7 @@ BUILT_IN_COMMANDS: tuple[CliCommand, ...] = (
     ConsolidateCommand(),
     EvaluateCommand(),
     CalibrateCommand(),
+    WorkerCommand(),
 )
 
 

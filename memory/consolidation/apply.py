@@ -26,6 +26,7 @@ async def apply_decision(
         return None
     scope = consolidation_scope(survivor)
     async with store.transaction(index=index) as transaction:
+        await transaction.lock_people([survivor.owner, retired.owner])
         current = await transaction.facts.get_many(scope, [survivor.id, retired.id])
         if len(current) != 2 or any(fact.status is not FactStatus.ACTIVE for fact in current):
             return None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,6 +21,7 @@ from memory.store.forgetting import Erased, ForgetRepository
 from memory.store.migrations import require_current_schema, upgrade_schema
 from memory.store.migrations.backup import delete_backups, expire_backups
 from memory.store.pending import PendingWriteRepository
+from memory.store.people_lock import lock_people
 from memory.store.schema import SettingRow
 
 __all__ = [
@@ -80,6 +81,11 @@ class StoreTransaction:
     pending: PendingWriteRepository
     forget: ForgetRepository
     index: IndexWrites
+
+    async def lock_people(self, owners: Iterable[str]) -> None:
+        """Hold these people's memory against other processes until this transaction ends
+        (PostgreSQL; see :mod:`memory.store.people_lock`)."""
+        await lock_people(self.session, owners)
 
     async def get_setting(self, key: str) -> str | None:
         row = await self.session.get(SettingRow, key)

@@ -12,12 +12,14 @@ from collections.abc import Callable, Collection
 from dataclasses import replace
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, and_, delete, or_, select, update
+from sqlalchemy import ColumnElement, and_, delete, exists, func, not_, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from memory.records import PendingWrite
 from memory.scope import Scope
 from memory.store.facts import in_visible_rooms
+from memory.store.people_lock import try_lock_person
 from memory.store.schema import PendingWriteRow
 
 
@@ -41,6 +43,23 @@ def to_pending(row: PendingWriteRow) -> PendingWrite:
 
 def live_claim(now: datetime) -> ColumnElement[bool]:
     return and_(PendingWriteRow.claimed_by.is_not(None), PendingWriteRow.claimed_until > now)
+
+
+def next_row(now: datetime, passing_error: str) -> ColumnElement[bool]:
+    """The row is its person's next to process: due, no live claim on the person, and every
+    earlier row of theirs not yet due and failed with an error that lets later rows pass."""
+    other = aliased(PendingWriteRow)
+    person_busy = exists().where(
+        other.owner == PendingWriteRow.owner,
+        other.claimed_by.is_not(None),
+        other.claimed_until > now,
+    )
+    error = func.coalesce(other.last_error, "")
+    lets_pass = and_(other.next_attempt_at > now, error.startswith(passing_error, autoescape=True))
+    earlier_waits = exists().where(
+        other.owner == PendingWriteRow.owner, other.id < PendingWriteRow.id, not_(lets_pass)
+    )
+    return and_(PendingWriteRow.next_attempt_at <= now, ~person_busy, ~earlier_waits)
 
 
 def rowcount(result: object) -> int:
@@ -139,6 +158,52 @@ class PendingWriteRepository:
             if await self._take(row.id, worker, now=now, until=until):
                 return replace(pending, claimed_by=worker, claimed_until=until)
             blocked.add(row.owner)
+        return None
+
+    async def claim_next_shared(
+        self,
+        worker: str,
+        *,
+        now: datetime,
+        until: datetime,
+        passing_error: str,
+        owner: str | None = None,
+        skip_owners: Collection[str] = (),
+        candidates: int = 16,
+    ) -> PendingWrite | None:
+        """:meth:`claim_next` for a database several processes claim from (PostgreSQL).
+
+        Each person's next row is found in SQL (a row not yet due whose error starts with
+        ``passing_error`` lets the person's later rows go first: ``holds_back``'s "no"). For
+        each candidate person, oldest row first: their advisory lock (skipped if another
+        process holds it), then the row, found again with ``FOR UPDATE SKIP LOCKED`` now
+        that the lock is ours. Claims of one person are thereby taken one at a time across
+        all processes, and each sees the claims committed before it: never two live claims
+        of one person, their rows in order.
+        """
+        query = select(PendingWriteRow.owner).where(next_row(now, passing_error))
+        if owner is not None:
+            query = query.where(PendingWriteRow.owner == owner)
+        if skip_owners:
+            query = query.where(PendingWriteRow.owner.not_in(list(skip_owners)))
+        ordered = query.order_by(PendingWriteRow.id).limit(candidates)
+        people = (await self.session.scalars(ordered)).all()
+        for person in people:
+            if not await try_lock_person(self.session, person):
+                continue
+            again = (
+                select(PendingWriteRow)
+                .where(next_row(now, passing_error), PendingWriteRow.owner == person)
+                .order_by(PendingWriteRow.id)
+                .limit(1)
+                .with_for_update(skip_locked=True, of=PendingWriteRow)
+            )
+            row = (await self.session.scalars(again)).first()
+            if row is None:
+                continue
+            pending = to_pending(row)
+            await self._take(row.id, worker, now=now, until=until)
+            return replace(pending, claimed_by=worker, claimed_until=until)
         return None
 
     async def _take(self, pending_id: int, worker: str, *, now: datetime, until: datetime) -> bool:

@@ -151,6 +151,7 @@ class GroupCommitter:
         outcomes: list[WriteOutcome] = []
         changes = IndexChanges()
         async with self._parts.store.transaction(index=self._parts.index) as transaction:
+            await transaction.lock_people(ready.owner for ready in group)
             for ready in group:
                 outcome, own = await apply_plan(
                     transaction, self._parts, ready.message, ready.source, ready.plan

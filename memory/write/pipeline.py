@@ -254,6 +254,7 @@ async def commit(
     """Apply and complete the queue row in ONE transaction, so nothing is applied twice; if
     the row is gone or no longer this worker's, nothing is applied at all."""
     async with parts.store.transaction(index=parts.index) as transaction:
+        await transaction.lock_people([message.scope.owner])
         outcome, changes = await apply_plan(transaction, parts, message, source, plan)
         await update_index(transaction.index, changes)
     return outcome

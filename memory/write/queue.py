@@ -5,8 +5,10 @@ The third step, completing a row, happens inside the transaction that applies it
 most once; a row whose worker died is claimed again after its lease (at least once).
 
 :class:`StoreWriteQueue` is the SQLite implementation (one process per data folder, so
-start-up may release every claim). PostgreSQL workers (issue 15) keep this interface and
-take their claims with ``SELECT ... FOR UPDATE SKIP LOCKED``.
+start-up may release every claim). :class:`SharedWriteQueue` is PostgreSQL's, where several
+processes (the bot, ``mnemo worker``) claim from one queue: each person's claim is taken
+under their advisory lock, the row with ``SELECT ... FOR UPDATE SKIP LOCKED``, and nobody
+releases another process's claims (a dead worker's end with their lease).
 """
 
 from __future__ import annotations
@@ -50,10 +52,14 @@ class WriteQueue(Protocol):
         ...
 
 
+# The errors of writes that let the person's later messages go first (see holds_back_later).
+LETS_LATER_PASS = UnusableModelOutput.__name__
+
+
 def holds_back_later(pending: PendingWrite) -> bool:
     """A write waiting out an outage keeps later messages waiting (their order matters); one
     the model could not answer does not, or a single odd message would stop all learning."""
-    return not (pending.last_error or "").startswith(UnusableModelOutput.__name__)
+    return not (pending.last_error or "").startswith(LETS_LATER_PASS)
 
 
 class StoreWriteQueue:
@@ -98,3 +104,35 @@ class StoreWriteQueue:
     async def release_claims(self, worker: str | None = None) -> int:
         async with self._store.transaction() as transaction:
             return await transaction.pending.release_claims(worker)
+
+
+class SharedWriteQueue(StoreWriteQueue):
+    """The queue in a database several processes claim from (PostgreSQL)."""
+
+    async def claim(
+        self, worker: str, *, owner: str | None = None, skip_owners: Collection[str] = ()
+    ) -> PendingWrite | None:
+        now = self._clock()
+        async with self._store.transaction() as transaction:
+            return await transaction.pending.claim_next_shared(
+                worker,
+                now=now,
+                until=now + self._lease,
+                passing_error=LETS_LATER_PASS,
+                owner=owner,
+                skip_owners=skip_owners,
+            )
+
+    async def release_claims(self, worker: str | None = None) -> int:
+        """Only ``worker``'s own: the other claims may be live processes' (a dead one's
+        end with its lease)."""
+        if worker is None:
+            return 0
+        return await super().release_claims(worker)
+
+
+def queue_for(store: Store, *, lease: timedelta, clock: Callable[[], datetime]) -> WriteQueue:
+    """The queue implementation the store's database needs."""
+    if store.database.dialect == "postgresql":
+        return SharedWriteQueue(store, lease=lease, clock=clock)
+    return StoreWriteQueue(store, lease=lease, clock=clock)

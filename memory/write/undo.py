@@ -52,6 +52,7 @@ async def undo_latest(
     store: Store, index: VectorIndex, embedder: Embedder, scope: Scope
 ) -> UndoResult | None:
     async with store.transaction(index=index) as transaction:
+        await transaction.lock_people([scope.owner])
         result = await undo_in_transaction(transaction, scope)
         if result is None:
             return None

@@ -52,7 +52,7 @@ from memory.write.pipeline import (
     plan_message,
     plan_remembered,
 )
-from memory.write.queue import StoreWriteQueue, WriteQueue
+from memory.write.queue import WriteQueue, queue_for
 from memory.write.undo import UndoResult, undo_latest
 from memory.write.worker import QueueWorker
 
@@ -83,6 +83,8 @@ class WriteSettings:
     claim_lease_seconds: float = 900.0
     # On shutdown, how long the worker may finish queued writes before it is cut off.
     shutdown_grace_seconds: float = 5.0
+    # False: this process only queues; other processes (``mnemo worker``) apply the writes.
+    apply_queued: bool = True
 
     def pipeline(self) -> PipelineSettings:
         return PipelineSettings(
@@ -152,7 +154,7 @@ class MemoryWriter:
             priority=self._priority,
         )
         lease = timedelta(seconds=settings.claim_lease_seconds)
-        self._queue = queue or StoreWriteQueue(store, lease=lease, clock=self._clock)
+        self._queue = queue or queue_for(store, lease=lease, clock=self._clock)
         self.worker = QueueWorker(
             self._queue,
             self._process_claimed,
@@ -161,8 +163,15 @@ class MemoryWriter:
         )
 
     def start(self, *, release_stale_claims: bool = True) -> None:
-        """Start the queue worker in the background; returns at once (see QueueWorker)."""
-        self.worker.start(release_stale_claims=release_stale_claims)
+        """Start the queue worker in the background; returns at once (see QueueWorker).
+        Nothing when this process only queues (``apply_queued`` false)."""
+        if self._settings.apply_queued:
+            self.worker.start(release_stale_claims=release_stale_claims)
+
+    def wake(self) -> None:
+        """Look at the queue now (another process may have queued writes)."""
+        if self._settings.apply_queued:
+            self.worker.wake()
 
     async def accept(
         self,
@@ -208,7 +217,7 @@ class MemoryWriter:
                 )
                 pending_id = pending.id
         if pending_id is not None:
-            self.worker.wake()
+            self.wake()
         return Accepted(turn.id, source, pending_id)
 
     async def correct(
@@ -248,12 +257,15 @@ class MemoryWriter:
     async def retry_due(self) -> int:
         """Wake the worker for the writes whose retry time has come (the scheduled job);
         returns at once with how many writes are queued."""
-        self.worker.wake()
+        self.wake()
         async with self._store.transaction() as transaction:
             return await transaction.pending.count()
 
     async def drain(self) -> int:
-        """Wait for the worker to process what is due now; how many writes it completed."""
+        """Wait for the worker to process what is due now; how many writes it completed
+        (none when other processes apply them)."""
+        if not self._settings.apply_queued:
+            return 0
         return await self.worker.drain()
 
     async def remember(self, scope: Scope, text: str) -> WriteOutcome:
@@ -271,6 +283,7 @@ class MemoryWriter:
         good; False if there is no such fact in the scope."""
         async with self._commit_locks.hold(scope.owner):
             async with self._store.transaction() as transaction:
+                await transaction.lock_people([scope.owner])
                 erased = await transaction.forget.fact(scope, fact_id)
             if erased is None:
                 return False
@@ -282,6 +295,7 @@ class MemoryWriter:
         writes); how many facts were active."""
         async with self._commit_locks.hold(scope.owner):
             async with self._store.transaction() as transaction:
+                await transaction.lock_people([scope.owner])
                 erased = await transaction.forget.everything(scope)
             await self._erase_physically(erased.fact_ids)
         return erased.active

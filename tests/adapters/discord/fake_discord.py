@@ -56,6 +56,7 @@ class FakeDiscord:
         # Messages by channel id, as the history endpoint gives them (any order here).
         self.history: dict[int, list[dict[str, Any]]] = {}
         self.identify: dict[str, Any] | None = None
+        self.identifies: list[dict[str, Any]] = []
         self._ids = itertools.count(1_300_000_000_000_000_000)
         self._sequence = itertools.count(1)
         self._sockets: list[web.WebSocketResponse] = []
@@ -243,10 +244,13 @@ class FakeDiscord:
             await socket.send_str(json.dumps({"op": 11}))
         elif frame["op"] == 2:
             self.identify = frame["d"]
+            self.identifies.append(frame["d"])
             if self.refuse_message_content:
                 await socket.close(code=PRIVILEGED_INTENTS_CLOSE_CODE)
                 return
             ready = payloads.ready(self.gateway_url, self.ready_guilds)
+            if "shard" in frame["d"]:
+                ready["shard"] = frame["d"]["shard"]  # as Discord answers a sharded session
             frame = {"op": 0, "t": "READY", "s": next(self._sequence), "d": ready}
             await socket.send_str(json.dumps(frame))
 

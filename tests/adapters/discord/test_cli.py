@@ -75,3 +75,40 @@ async def test_a_rejected_token_exits_with_code_1_and_closes_the_application(
     assert code == 1
     assert "Reset Token" in " ".join(capsys.readouterr().err.split())
     assert closed == [True]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        (["--shard-ids", "0,1"], "--shard-ids and --shard-count go together"),
+        (["--shard-count", "4"], "--shard-ids and --shard-count go together"),
+        (["--shard-ids", "0,4", "--shard-count", "4"], "--shard-ids 4 outside 0..3"),
+        (["--shard-ids", "1,1", "--shard-count", "4"], "names a shard twice"),
+        (["--shard-ids", "0", "--shard-count", "0"], "--shard-count must be at least 1"),
+    ],
+)
+def test_shard_mistakes_exit_with_code_2_before_anything_is_built(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    arguments: list[str],
+    expected: str,
+) -> None:
+    command = DiscordCommand(build=never_built)  # type: ignore[arg-type]
+    config = write_config(tmp_path, 'token = "abc.def.ghi"')
+    code = main(["--config", str(config), "discord", *arguments], [command])
+    assert code == 2
+    assert expected in " ".join(capsys.readouterr().err.split())
+
+
+def test_shard_ids_that_are_not_numbers_are_refused_by_the_parser(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    command = DiscordCommand(build=never_built)  # type: ignore[arg-type]
+    config = write_config(tmp_path, 'token = "abc.def.ghi"')
+    with pytest.raises(SystemExit) as exited:
+        main(
+            ["--config", str(config), "discord", "--shard-ids", "one", "--shard-count", "2"],
+            [command],
+        )
+    assert exited.value.code == 2
+    assert "'one' is not a list of shard numbers" in capsys.readouterr().err

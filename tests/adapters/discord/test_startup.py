@@ -5,14 +5,21 @@ from __future__ import annotations
 import pytest
 
 from adapters.discord.access import AccessPolicy
-from adapters.discord.client import MnemoDiscordClient, build_intents, run_client
+from adapters.discord.client import (
+    MnemoDiscordClient,
+    ShardedMnemoDiscordClient,
+    Shards,
+    build_client,
+    build_intents,
+    run_client,
+)
 from adapters.discord.errors import (
     DiscordSetupError,
     MessageContentIntentMissing,
     TokenRejected,
 )
 from tests.adapters.discord import payloads
-from tests.adapters.discord.conftest import RecordingCore, running
+from tests.adapters.discord.conftest import RecordingCore, connect, running
 from tests.adapters.discord.fake_discord import FakeDiscord
 
 MESSAGE_CONTENT_INTENT = 1 << 15
@@ -84,3 +91,22 @@ async def test_commands_are_uploaded_once_and_not_again_when_unchanged(
     async with running(RecordingCore(), AccessPolicy()):
         pass
     assert len(fake_discord.matching("PUT", f"/applications/{payloads.APP_ID}/commands")) == 2
+
+
+async def test_a_sharded_process_identifies_each_of_its_shards(
+    fake_discord: FakeDiscord,
+) -> None:
+    """``--shard-ids 1,3 --shard-count 4``: one gateway session per shard of this process,
+    each identified as [shard, count] (discord.py's sharding); the others are left alone."""
+    client = build_client(
+        RecordingCore(), AccessPolicy(), Shards((1, 3), 4), guild_ready_timeout=0.05
+    )
+    assert isinstance(client, ShardedMnemoDiscordClient)
+    task = await connect(client)
+    try:
+        shards = sorted(tuple(identify["shard"]) for identify in fake_discord.identifies)
+        assert shards == [(1, 4), (3, 4)]
+        assert client.shard_count == 4
+    finally:
+        await client.close()
+        await task

@@ -1,0 +1,48 @@
+"""Cross-process locks on one person's memory, for a database shared by several processes.
+
+On PostgreSQL several processes (the bot, ``mnemo worker`` processes) write the same
+database. Whatever changes one person's facts (a queued write's commit, ``remember``,
+``undo``, ``forget``, a consolidation merge) takes that person's transaction-level advisory
+lock first, so two such transactions of one person never overlap: a forget cannot miss the
+facts a worker commits at the same moment, and a queue claim skips a person whose memory is
+being changed. The lock ends with the transaction. On SQLite one process owns the database
+and its in-process locks (``KeyedLocks``) already do this: nothing is taken.
+
+Keys are (namespace, hashtext(owner)): two people whose names hash alike only wait for each
+other, which is slower, never wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+# "Mn" as the advisory lock namespace of people (the scheduler's jobs use another).
+PEOPLE_NAMESPACE = 0x4D6E
+
+
+def shares_database(session: AsyncSession) -> bool:
+    return session.get_bind().dialect.name == "postgresql"
+
+
+def _key(owner: str) -> object:
+    return func.hashtext(owner)
+
+
+async def lock_people(session: AsyncSession, owners: Iterable[str]) -> None:
+    """Wait for the people's locks (sorted, so two transactions never wait on each other in
+    a circle); held until the transaction ends. Nothing on SQLite."""
+    if not shares_database(session):
+        return
+    for owner in sorted(set(owners)):
+        await session.execute(select(func.pg_advisory_xact_lock(PEOPLE_NAMESPACE, _key(owner))))
+
+
+async def try_lock_person(session: AsyncSession, owner: str) -> bool:
+    """Take the person's lock if nobody holds it (PostgreSQL only); never waits."""
+    locked = await session.scalar(
+        select(func.pg_try_advisory_xact_lock(PEOPLE_NAMESPACE, _key(owner)))
+    )
+    return bool(locked)

@@ -1,0 +1,213 @@
+"""Several ``mnemo worker`` processes on one real PostgreSQL: claims with a lease, per-person
+order, nobody's messages worked on by two processes at once, and a worker killed with
+kill -9 whose claims are taken over after the lease (issue 15, item 3).
+
+Real processes (``tests.servers.queue_worker``: the real worker, embedder and database; the
+LLM is the instant stand-in of the load benchmark, a test double for a model's judgement).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy import URL, select
+
+from memory.records import FactStatus
+from memory.scope import Scope
+from memory.store import Store
+from memory.store.schema import FactEventRow, FactRow, PendingWriteRow
+from tests.conftest import REPOSITORY_ROOT
+from tests.servers.postgres import PostgresServer
+
+pytestmark = pytest.mark.slow
+
+LEASE_SECONDS = 4.0
+
+
+@pytest.fixture
+async def database(postgres: PostgresServer) -> AsyncIterator[URL]:
+    url = await postgres.create_database()
+    yield url
+    await postgres.drop_database(url)
+
+
+class Workers:
+    def __init__(self, url: URL, directory: Path) -> None:
+        self.url = url.render_as_string(hide_password=False)
+        self.directory = directory
+        self.processes: list[subprocess.Popen[bytes]] = []
+        self.calls = directory / "calls.tsv"
+
+    def start(self, *extra: str) -> subprocess.Popen[bytes]:
+        number = len(self.processes)
+        command = [sys.executable, "-m", "tests.servers.queue_worker"]
+        command += ["--database-url", self.url, "--data-dir", str(self.directory / "data")]
+        command += ["--lease", str(LEASE_SECONDS), "--calls", str(self.calls), *extra]
+        with (self.directory / f"worker{number}.log").open("wb") as log:
+            process = subprocess.Popen(command, cwd=REPOSITORY_ROOT, stdout=log, stderr=log)
+        self.processes.append(process)
+        return process
+
+    def stop_all(self) -> list[int]:
+        codes = []
+        for process in self.processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+            try:
+                codes.append(process.wait(timeout=60))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                codes.append(process.wait())
+        return codes
+
+    def log(self) -> str:
+        return "\n".join(
+            path.read_text(errors="replace") for path in sorted(self.directory.glob("*.log"))
+        )
+
+
+@pytest.fixture
+def workers(database: URL, tmp_path: Path) -> Iterator[Workers]:
+    running = Workers(database, tmp_path)
+    yield running
+    running.stop_all()
+
+
+def scope(person: int) -> Scope:
+    return Scope(f"console:person{person}", "console:room")
+
+
+async def enqueue(store: Store, people: int, messages: int) -> None:
+    """Each person says where they live, ``messages`` times, in order; the last one holds."""
+    now = datetime.now(UTC)
+    async with store.transaction() as transaction:
+        for number in range(1, messages + 1):
+            for person in range(people):
+                await transaction.pending.enqueue(
+                    scope(person),
+                    f"I live in district {person * 100 + number}",
+                    message_time=now,
+                    now=now,
+                    source_message_id=f"m{person}-{number}",
+                )
+
+
+async def wait_until_empty(store: Store, workers: Workers) -> None:
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        async with store.read() as transaction:
+            if await transaction.pending.count() == 0:
+                return
+        await asyncio.sleep(0.25)
+    pytest.fail("the queue was not emptied in time:\n" + workers.log()[-3000:])
+
+
+async def check_learned_in_order(store: Store, people: int, messages: int) -> None:
+    """Each person's last message is their one active fact, every earlier one superseded by
+    the next (the order kept), and every message applied exactly once."""
+    async with store.read() as transaction:
+        facts = (await transaction.session.scalars(select(FactRow).order_by(FactRow.id))).all()
+        events = (await transaction.session.scalars(select(FactEventRow))).all()
+    for person in range(people):
+        own = [fact for fact in facts if fact.owner == scope(person).owner]
+        texts = [fact.text for fact in own]
+        expected = [f"I live in district {person * 100 + n}" for n in range(1, messages + 1)]
+        assert texts == expected
+        assert [fact.status for fact in own] == [FactStatus.SUPERSEDED.value] * (messages - 1) + [
+            FactStatus.ACTIVE.value
+        ]
+    sources = [event.source_message_id for event in events if event.source_message_id]
+    assert sorted(sources) == sorted(
+        f"m{person}-{number}" for person in range(people) for number in range(1, messages + 1)
+    )
+
+
+def calls_by_person(calls: Path) -> dict[int, list[tuple[int, float, float, int]]]:
+    """Extraction calls per person: (pid, start, end, message number), in start order."""
+    by_person: dict[int, list[tuple[int, float, float, int]]] = defaultdict(list)
+    for line in calls.read_text().splitlines():
+        pid, start, end, text = line.split("\t")
+        district = int(text.rsplit("district ", 1)[1].split()[0])
+        by_person[district // 100].append((int(pid), float(start), float(end), district % 100))
+    return {person: sorted(calls, key=lambda call: call[1]) for person, calls in by_person.items()}
+
+
+async def test_two_workers_share_the_queue_person_by_person_in_order(
+    database: URL, workers: Workers
+) -> None:
+    people, messages = 6, 4
+    store = await Store.open(database)
+    try:
+        await enqueue(store, people, messages)
+        workers.start()
+        workers.start()
+        await wait_until_empty(store, workers)
+        await check_learned_in_order(store, people, messages)
+    finally:
+        await store.aclose()
+    assert workers.stop_all() == [0, 0], workers.log()
+    calls = calls_by_person(workers.calls)
+    assert len({pid for person in calls.values() for pid, *_ in person}) == 2  # both worked
+    for person, person_calls in calls.items():
+        assert [number for *_, number in person_calls] == list(range(1, messages + 1))
+        for (_, _, end, _), (_, start, _, _) in itertools.pairwise(person_calls):
+            assert end <= start, f"person {person}'s messages overlapped: {person_calls}"
+
+
+async def test_a_killed_workers_claims_are_taken_over_after_the_lease(
+    database: URL, workers: Workers
+) -> None:
+    people, messages = 2, 3
+    store = await Store.open(database)
+    try:
+        await enqueue(store, people, messages)
+        stalled = workers.start("--stall-first")
+        claims = await wait_for_claims(store, people, stalled, workers)
+        os.kill(stalled.pid, signal.SIGKILL)
+        assert stalled.wait(timeout=30) == -signal.SIGKILL
+        # The dead worker's rows stay queued and claimed until their lease ends.
+        async with store.read() as transaction:
+            assert await transaction.pending.count() == people * messages
+        workers.start()
+        await wait_until_empty(store, workers)
+        await check_learned_in_order(store, people, messages)
+        async with store.read() as transaction:
+            created = (await transaction.session.scalars(select(FactRow.created_at))).all()
+    finally:
+        await store.aclose()
+    # Nothing was applied before the dead worker's claims ended.
+    assert min(created) >= min(claims)
+
+
+async def wait_for_claims(
+    store: Store, people: int, process: subprocess.Popen[bytes], workers: Workers
+) -> list[datetime]:
+    """The end of the claims ``process`` took, once it holds one for every person."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        assert process.poll() is None, workers.log()
+        async with store.read() as transaction:
+            rows = (
+                await transaction.session.scalars(
+                    select(PendingWriteRow).where(PendingWriteRow.claimed_by.is_not(None))
+                )
+            ).all()
+        if len(rows) == people:
+            assert all(f":{process.pid}:" in str(row.claimed_by) for row in rows)
+            assert sorted(row.source_message_id or "" for row in rows) == [
+                f"m{person}-1" for person in range(people)
+            ]
+            return [row.claimed_until for row in rows if row.claimed_until is not None]
+        await asyncio.sleep(0.2)
+    pytest.fail("the worker claimed nothing in time:\n" + workers.log()[-3000:])
