@@ -20,6 +20,7 @@ from bot.cli.base import CliCommand
 from bot.cli.calibrate import CalibrateCommand
 from bot.cli.compact import CompactCommand
 from bot.cli.consolidate import ConsolidateCommand
+from bot.cli.copy_store import CopyStoreCommand
 from bot.cli.doctor import DoctorCommand
 from bot.cli.evaluate import EvaluateCommand
 from bot.cli.migrate import MigrateCommand
@@ -38,6 +39,7 @@ BUILT_IN_COMMANDS: tuple[CliCommand, ...] = (
     EvaluateCommand(),
     CalibrateCommand(),
     WorkerCommand(),
+    CopyStoreCommand(),
 )
 
 

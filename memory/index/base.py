@@ -26,6 +26,14 @@ class IndexedFact:
 
 
 @dataclass(frozen=True, slots=True)
+class StoredVector:
+    """A fact's vector as an index holds it, and the model that made it."""
+
+    model: str
+    vector: npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True, slots=True)
 class ScoredFactId:
     fact_id: int
     similarity: float

@@ -31,7 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.errors import VectorIndexError
 from memory.index.after_commit import AfterCommitWrites
-from memory.index.base import IndexedFact, ScoredFactId
+from memory.index.base import IndexedFact, ScoredFactId, StoredVector
 from memory.index.filters import ids_where, key_digest, scope_where
 from memory.index.scope_cache import FactIds, Matrix, ScopeVectorCache
 from memory.scope import Scope
@@ -329,6 +329,29 @@ class LanceFactIndex:
             if "text" not in await self._indexed_columns():
                 await self._table.create_index("text", config=lancedb.index.FTS())
             self._has_full_text_index = True
+
+    async def stored_vectors(self, fact_ids: Sequence[int]) -> dict[int, StoredVector]:
+        """The vectors held for these facts, with their model (``mnemo copy-store``)."""
+        if not fact_ids:
+            return {}
+        try:
+            async with self._files_lock.reader:
+                table = await (
+                    self._table.query()
+                    .where(ids_where(list(fact_ids)))
+                    .select(["fact_id", "model", "vector"])
+                    .to_arrow()
+                )
+        except LANCE_ERRORS as error:
+            raise VectorIndexError(f"cannot read the vector index: {error}") from error
+        dimension = _vector_dimension(table.schema)
+        values = table["vector"].combine_chunks().flatten().to_numpy()
+        vectors = np.asarray(values, dtype=np.float32).reshape(table.num_rows, dimension)
+        ids, models = table["fact_id"].to_pylist(), table["model"].to_pylist()
+        return {
+            int(fact_id): StoredVector(str(model), vectors[row])
+            for row, (fact_id, model) in enumerate(zip(ids, models, strict=True))
+        }
 
     async def indexed_models(self) -> dict[int, str]:
         try:

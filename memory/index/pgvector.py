@@ -25,7 +25,7 @@ from sqlalchemy.dialects.postgresql import TSQUERY, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.errors import StoreError, VectorIndexError
-from memory.index.base import IndexedFact, ScoredFactId
+from memory.index.base import IndexedFact, ScoredFactId, StoredVector
 from memory.records import FactStatus
 from memory.scope import Scope
 from memory.store import Database, visible_in
@@ -179,6 +179,16 @@ class PgVectorIndex:
         async with self._session() as session:
             rows = (await session.execute(statement)).all()
         return [ScoredFactId(int(fact_id), float(value)) for fact_id, value in rows]
+
+    async def stored_vectors(self, fact_ids: Sequence[int]) -> dict[int, StoredVector]:
+        """The vectors held for these facts, with their model (``mnemo copy-store``)."""
+        query = select(FactVectorRow).where(FactVectorRow.fact_id.in_(list(fact_ids)))
+        async with self._session() as session:
+            rows = (await session.scalars(query)).all()
+        return {
+            row.fact_id: StoredVector(row.model, np.asarray(row.embedding, dtype=np.float32))
+            for row in rows
+        }
 
     async def indexed_models(self) -> dict[int, str]:
         """The active facts that have a vector, with the model that made it."""

@@ -1,0 +1,125 @@
+"""Copying every row of one Mnemo database into another, empty one (``mnemo copy-store``).
+
+Facts with all their versions, their history, the conversation turns, the write queue and
+the settings keep their ids, so every reference between them (a version's successor, an
+event's fact, an answer's turn, a fact's source message) still holds. Self-references are
+written after their table (a fact points at its newer version). PostgreSQL's id sequences
+are moved past the copied ids. The vectors are the index's business: see
+:mod:`memory.copying`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Column, Integer, Table, bindparam, func, insert, select, text, update
+
+from memory.errors import StoreError
+from memory.store import Store
+from memory.store.schema import Base
+
+# Parents before children; the vectors are copied by the indexes.
+COPIED_TABLES = ("facts", "fact_events", "messages", "pending_writes", "store_settings")
+BATCH = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class TableCount:
+    table: str
+    source: int
+    target: int
+
+
+def table(name: str) -> Table:
+    return Base.metadata.tables[name]
+
+
+def self_references(of: Table) -> list[Column[object]]:
+    return [
+        column
+        for column in of.columns
+        if any(key.column.table is of for key in column.foreign_keys)
+    ]
+
+
+async def count_rows(store: Store, name: str) -> int:
+    async with store.read() as transaction:
+        return int(
+            await transaction.session.scalar(select(func.count()).select_from(table(name))) or 0
+        )
+
+
+async def require_empty(store: Store, where: str) -> None:
+    for name in COPIED_TABLES:
+        if name != "store_settings" and await count_rows(store, name):
+            raise StoreError(
+                f"{where} already holds {name}: copy only into a new, empty database "
+                "(nothing was copied)"
+            )
+
+
+async def copy_rows(source: Store, target: Store) -> list[TableCount]:
+    """Every row of :data:`COPIED_TABLES`, in batches; the counts of both sides after."""
+    for name in COPIED_TABLES:
+        await copy_table(source, target, table(name))
+    if target.database.dialect == "postgresql":
+        await move_sequences(target)
+    return [
+        TableCount(name, await count_rows(source, name), await count_rows(target, name))
+        for name in COPIED_TABLES
+    ]
+
+
+async def copy_table(source: Store, target: Store, of: Table) -> None:
+    later = self_references(of)
+    (key,) = of.primary_key.columns
+    references: dict[str, list[dict[str, object]]] = {column.name: [] for column in later}
+    after: object = None
+    while True:
+        query = select(of).order_by(key).limit(BATCH)
+        if after is not None:
+            query = query.where(key > after)
+        async with source.read() as transaction:
+            rows = [dict(row._mapping) for row in await transaction.session.execute(query)]
+        if not rows:
+            break
+        for column in later:
+            references[column.name] += [
+                {"row_key": row[key.name], "value": row[column.name]}
+                for row in rows
+                if row[column.name] is not None
+            ]
+        async with target.transaction() as transaction:
+            copied = [{**row, **{column.name: None for column in later}} for row in rows]
+            await transaction.session.execute(insert(of), copied)
+        after = rows[-1][key.name]
+    for column in later:
+        await restore_references(target, of, column, references[column.name])
+
+
+async def restore_references(
+    target: Store, of: Table, column: Column[object], pointing: list[dict[str, object]]
+) -> None:
+    """A self-reference (a fact's newer version), once every row it may point at exists."""
+    (key,) = of.primary_key.columns
+    statement = (
+        update(of).where(key == bindparam("row_key")).values({column.name: bindparam("value")})
+    )
+    for start in range(0, len(pointing), BATCH):
+        async with target.transaction() as transaction:
+            await transaction.session.execute(statement, pointing[start : start + BATCH])
+
+
+async def move_sequences(target: Store) -> None:
+    """PostgreSQL hands out ids from sequences: past the copied ones, so new rows fit."""
+    async with target.transaction() as transaction:
+        for name in COPIED_TABLES:
+            (key,) = table(name).primary_key.columns
+            if not key.autoincrement or not isinstance(key.type, Integer):
+                continue
+            await transaction.session.execute(
+                text(
+                    f"SELECT setval(pg_get_serial_sequence('{name}', '{key.name}'), "
+                    f"COALESCE(MAX({key.name}), 1), MAX({key.name}) IS NOT NULL) FROM {name}"
+                )
+            )
