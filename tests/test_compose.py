@@ -44,8 +44,12 @@ def services(compose: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return found
 
 
+def default_services(compose: dict[str, Any]) -> set[str]:
+    return {name for name, service in services(compose).items() if "profiles" not in service}
+
+
 def test_the_stack_has_the_bot_ollama_searxng_and_a_model_puller(compose: dict[str, Any]) -> None:
-    assert set(services(compose)) == {"bot", "ollama", "pull-models", "searxng"}
+    assert default_services(compose) == {"bot", "ollama", "pull-models", "searxng"}
     assert services(compose)["ollama"]["image"].startswith("ollama/ollama")
     assert services(compose)["searxng"]["image"].startswith("searxng/searxng")
     assert services(compose)["bot"]["build"] == "."
@@ -58,6 +62,8 @@ def test_the_bot_waits_for_healthy_dependencies_and_pulled_models(
         "ollama": {"condition": "service_healthy"},
         "searxng": {"condition": "service_healthy"},
         "pull-models": {"condition": "service_completed_successfully"},
+        # Only there with the postgres profile.
+        "migrate": {"condition": "service_completed_successfully", "required": False},
     }
 
 
@@ -86,7 +92,12 @@ def test_the_model_puller_pulls_the_configured_models(compose: dict[str, Any]) -
 
 
 def test_data_lives_in_named_volumes(compose: dict[str, Any]) -> None:
-    assert set(compose["volumes"]) == {"mnemo-data", "matrix-store", "ollama-models"}
+    assert set(compose["volumes"]) == {
+        "mnemo-data",
+        "matrix-store",
+        "ollama-models",
+        "postgres-data",
+    }
     bot_volumes = services(compose)["bot"]["volumes"]
     assert "mnemo-data:/data" in bot_volumes
     assert "matrix-store:/matrix-store" in bot_volumes
@@ -253,6 +264,52 @@ def test_docker_compose_config_accepts_the_file(tmp_path: Path) -> None:
     assert (puller["LLM_MODEL"], puller["EMBEDDING_BACKEND"]) == ("llama3.1:8b", "fastembed")
     ports = resolved["services"]["searxng"]["ports"]
     assert [(port["host_ip"], port["published"]) for port in ports] == [("127.0.0.1", "8888")]
+
+
+def test_the_postgres_profile_adds_pinned_pgvector_a_migration_and_workers(
+    compose: dict[str, Any],
+) -> None:
+    profiled = {name for name, service in services(compose).items() if "profiles" in service}
+    assert profiled == {"postgres", "migrate", "worker"}
+    for name in profiled:
+        assert services(compose)[name]["profiles"] == ["postgres"]
+    postgres = services(compose)["postgres"]
+    assert re.fullmatch(r"pgvector/pgvector:\d+\.\d+\.\d+-pg\d+-\w+", postgres["image"])
+    assert postgres["ports"] == ["127.0.0.1:5432:5432"]
+    assert postgres["healthcheck"]["test"] == ["CMD-SHELL", "pg_isready -U mnemo -d mnemo"]
+    assert services(compose)["migrate"]["command"] == ["migrate"]
+    assert services(compose)["migrate"]["depends_on"] == {
+        "postgres": {"condition": "service_healthy"}
+    }
+    worker = services(compose)["worker"]
+    assert worker["command"] == ["worker"]
+    assert worker["deploy"]["replicas"] == "${MNEMO_WORKERS:-2}"
+    assert worker["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}
+
+
+def test_docker_compose_config_accepts_the_postgres_profile(tmp_path: Path) -> None:
+    result = run_compose(
+        tmp_path,
+        *("-f", str(COMPOSE), "--profile", "postgres", "config", "--format", "json"),
+        extra={"SEARXNG_SECRET": "s", "POSTGRES_PASSWORD": "p", "MNEMO_WORKERS": "3"},
+    )
+    assert result.returncode == 0, result.stderr
+    resolved = json.loads(result.stdout)["services"]
+    assert {"bot", "postgres", "migrate", "worker"} <= set(resolved)
+    assert resolved["worker"]["deploy"]["replicas"] == 3
+    assert resolved["worker"]["command"] == ["worker"]
+    assert resolved["postgres"]["environment"]["POSTGRES_PASSWORD"] == "p"
+    ports = resolved["postgres"]["ports"]
+    assert [(port["host_ip"], port["published"]) for port in ports] == [("127.0.0.1", "5432")]
+    # Without the profile the stack is the SQLite one, as before.
+    (tmp_path / "plain").mkdir()
+    plain = run_compose(
+        tmp_path / "plain",
+        *("-f", str(COMPOSE), "config", "--format", "json"),
+        extra={"SEARXNG_SECRET": "s"},
+    )
+    assert plain.returncode == 0, plain.stderr
+    assert set(json.loads(plain.stdout)["services"]) == {"bot", "ollama", "pull-models", "searxng"}
 
 
 def test_docker_compose_refuses_to_start_without_the_searxng_secret(tmp_path: Path) -> None:
