@@ -241,13 +241,14 @@ class MemoryWriter:
                 source_message_id=message_id,
                 corrects=True,
             )
-        self.worker.wake()
+        self.wake()
 
     async def erase_message(self, owner: str, rooms: Sequence[str], message_id: str) -> bool:
         """A person deleted their message: erase its turns, its queued writes and the facts
         it alone taught, for good (as ``forget``); whether anything was there."""
         async with self._commit_locks.hold(owner):
             async with self._store.transaction() as transaction:
+                await transaction.lock_people([owner])
                 erased = await transaction.forget.message(owner, rooms, message_id)
             if not (erased.fact_ids or erased.turns or erased.queued or erased.events):
                 return False

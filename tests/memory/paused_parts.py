@@ -8,9 +8,11 @@ from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.embedding import FastEmbedEmbedder, Vectors
 from memory.index import IndexedFact, LanceFactIndex, ScoredFactId
+from memory.index.after_commit import AfterCommitWrites
 from memory.scope import Scope
 
 
@@ -45,6 +47,10 @@ class PausedIndex:
         self.upsert_entered = asyncio.Event()
         self.gate = asyncio.Event()
         self.erase_entered = asyncio.Event()
+
+    def writes_in(self, session: AsyncSession) -> AfterCommitWrites:
+        """After the store's commit, through this double (as LanceDB's own writes go)."""
+        return AfterCommitWrites(self)
 
     async def upsert(self, facts: Sequence[IndexedFact]) -> None:
         self.upsert_entered.set()
