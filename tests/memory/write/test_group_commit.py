@@ -63,16 +63,18 @@ class CountingIndex(LanceFactIndex):
 
 
 @pytest.fixture
-async def counting_index(index: LanceFactIndex) -> CountingIndex:
-    index.__class__ = CountingIndex
-    assert isinstance(index, CountingIndex)
-    return index
+async def counting_index(lance_index: LanceFactIndex) -> CountingIndex:
+    """LanceDB's (its upserts are what group commits save): with a SQLite store."""
+    lance_index.__class__ = CountingIndex
+    assert isinstance(lance_index, CountingIndex)
+    return lance_index
 
 
 async def test_people_writing_at_once_share_commits_and_keep_their_own_facts(
-    store: Store, counting_index: CountingIndex, embedder: FastEmbedEmbedder
+    sqlite_store: Store, counting_index: CountingIndex, embedder: FastEmbedEmbedder
 ) -> None:
     llm = ScriptedLanguageModel(fallback=extract_and_add)
+    store = sqlite_store
     writer = MemoryWriter(store, counting_index, embedder, llm, WriteSettings(worker_concurrency=8))
     said = {
         scope: [f"I own a boat called {scope.owner[-1]}{n}" for n in range(3)] for scope in PEOPLE

@@ -53,9 +53,12 @@ async def queue_rows(store: Store) -> list[PendingWrite]:
 
 
 async def test_a_killed_worker_leaves_its_claim_and_the_restart_learns_the_write_once(
-    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
+    sqlite_store: Store, lance_index: LanceFactIndex, embedder: FastEmbedEmbedder
 ) -> None:
     hung = gated()
+    # SQLite: the restart releases every claim (one process owns the folder). On PostgreSQL
+    # a claim waits for its lease: tests/bot/test_workers_postgres.py kills a real process.
+    store, index = sqlite_store, lance_index
     killed = MemoryWriter(store, index, embedder, hung, NO_GRACE)
     await killed.accept(ALICE, "I have a cat named Miso", message_time=MESSAGE_TIME)
     await until(lambda: len(hung.waiting) == 1)
