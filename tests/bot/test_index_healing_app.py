@@ -162,12 +162,12 @@ async def test_a_rebuild_is_said_once_in_the_log_not_on_every_message(
             held.released.clear()
             damage(bot.app.config.storage.index_path, "deleted")
             # What the scheduled reconcile does first (which then waits for the rebuild).
-            assert await bot.app.index.heal_if_broken()
-            assert bot.app.index.rebuilding
+            assert await healing(bot).heal_if_broken()
+            assert healing(bot).rebuilding
             for _ in range(3):
                 assert not await _cat_is_recalled(bot)  # answered, without the memory
             held.released.set()
-            await bot.app.index.wait_rebuilt()
+            await healing(bot).wait_rebuilt()
             assert await _cat_is_recalled(bot)
             records = _core_records(caplog)
             assert [r.levelno for r in records] == [logging.WARNING] * rebuild, records
