@@ -23,6 +23,14 @@ async def _add(store: Store, *texts: str) -> list[int]:
     return [fact.id for fact in facts]
 
 
+async def _index(
+    store: Store, index: VectorIndex, embedder: FastEmbedEmbedder, *fact_ids: int
+) -> None:
+    async with store.transaction() as transaction:
+        facts = await transaction.facts.get_many(SCOPE, list(fact_ids))
+    await index_facts(index, embedder, facts)
+
+
 async def test_fact_committed_but_never_indexed_is_found_and_indexed(
     store: Store, index: VectorIndex, embedder: FastEmbedEmbedder
 ) -> None:
@@ -43,10 +51,10 @@ async def test_fact_deleted_in_sqlite_but_still_indexed_is_removed(
     backend: str, store: Store, index: VectorIndex, embedder: FastEmbedEmbedder
 ) -> None:
     kept_id, gone_id = await _add(store, "I like tea", "I like chess")
+    # Indexed, then changed in the database: PostgreSQL's vector writes take their own
+    # transaction, so the index is not written inside the one that changes the fact.
+    await _index(store, index, embedder, kept_id, gone_id)
     async with store.transaction() as transaction:
-        await index_facts(
-            index, embedder, await transaction.facts.get_many(SCOPE, [kept_id, gone_id])
-        )
         await transaction.facts.set_status(SCOPE, gone_id, FactStatus.DELETED)
     # crash here: the index was never told
     (query,) = await embedder.embed(["I like chess"])
@@ -62,8 +70,8 @@ async def test_erased_fact_still_indexed_is_removed(
     backend: str, store: Store, index: VectorIndex, embedder: FastEmbedEmbedder
 ) -> None:
     (fact_id,) = await _add(store, "I like chess")
+    await _index(store, index, embedder, fact_id)
     async with store.transaction() as transaction:
-        await index_facts(index, embedder, await transaction.facts.get_many(SCOPE, [fact_id]))
         await transaction.facts.erase(SCOPE, fact_id)
     # PostgreSQL: the vector went with its fact (ON DELETE CASCADE).
     assert (await reconcile(store, index, embedder)).stale == (1 if backend == "sqlite" else 0)
