@@ -141,7 +141,8 @@ async def test_judge_answers_json_of_the_schema(model: OpenAILanguageModel) -> N
 
 
 async def test_a_cut_answer_is_raised_and_a_cut_json_is_unusable(llama: LlamaServer) -> None:
-    tiny = TokenBudgets(reply=8, extraction=8, decision=8, search_decision=8, judge=8)
+    # A reply budget of 2 tokens: any answer of the model is longer (8 left a short one whole).
+    tiny = TokenBudgets(reply=2, extraction=8, decision=8, search_decision=8, judge=8)
     model = OpenAILanguageModel(MODEL, base_url=llama.base_url, budgets=tiny, timeout=600)
     try:
         with pytest.raises(AnswerCut) as cut:
