@@ -26,11 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from memory.index import IndexedFact, LanceFactIndex
-from memory.scope import Scope
+from benchmarks.forget_cost import DIMENSION, PEOPLE, facts, person
+from memory.index import LanceFactIndex
 
-DIMENSION = 384
-PEOPLE = 100
 BATCH = 5_000
 SEARCHES = 200
 
@@ -45,25 +43,6 @@ class Measurement:
     fragments: int
     folder_mib: float
     search_p50_ms: float
-
-
-def person(number: int) -> Scope:
-    return Scope(f"console:user{number}", "console:room1")
-
-
-def facts(start: int, count: int, rng: np.random.Generator) -> list[IndexedFact]:
-    vectors = rng.standard_normal((count, DIMENSION), dtype=np.float32)
-    return [
-        IndexedFact(
-            fact_id,
-            person(fact_id % PEOPLE).owner,
-            "console:room1",
-            f"Fact {fact_id}: my friend number {fact_id % 97} likes board games on Sundays",
-            vectors[offset],
-            "bench-model",
-        )
-        for offset, fact_id in enumerate(range(start, start + count))
-    ]
 
 
 def bytes_written() -> int:
