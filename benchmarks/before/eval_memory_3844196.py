@@ -113,10 +113,12 @@ async def main(arguments):
     dataset = cases.load_memory_cases(HERE / "memory/evaluation/memory_cases.json")
     chosen = dataset.conversations[arguments.offset :: arguments.every][: arguments.limit]
     dataset = dataset.model_copy(update={"conversations": chosen})
-    sys.path.insert(0, str(HERE))
-    from tests.conftest import real_embedder
+    # The old code's embedder, on the offline model copy beside the project (as the tests
+    # use it); today's tests.conftest imports modules the old code has not.
+    from memory.embedding.fastembed_backend import FastEmbedEmbedder
 
-    embedder = real_embedder()
+    model_path = HERE.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
+    embedder = FastEmbedEmbedder("sentence-transformers/all-MiniLM-L6-v2", model_path=model_path)
     backend = OpenAILanguageModel(arguments.model, base_url=arguments.base_url, timeout=900)
     model = measured.MeasuredModel(Kindless(backend))
     run = harness.MemoryEvalRun(f"{arguments.model} (3844196)", log=model.log)
