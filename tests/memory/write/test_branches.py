@@ -3,8 +3,6 @@ and a scripted model that answers exactly what a real one would (mistakes includ
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 
 from memory.embedding import FastEmbedEmbedder
@@ -15,34 +13,17 @@ from memory.store import Store
 from memory.write import WriteSettings
 from tests.memory.write.helpers import (
     ALICE,
-    active_texts,
+    CHESS,
+    PARIS,
+    Case,
+    check_case,
     decided,
     extracted,
     make_writer,
-    pending_count,
     pipeline_events,
     say,
     seed,
 )
-
-Step = str | BaseException
-
-
-@dataclass(frozen=True)
-class Case:
-    name: str
-    known: tuple[str, ...]
-    message: str
-    answers: tuple[Step, ...]
-    active_after: frozenset[str]
-    actions: tuple[Action, ...]
-    guards: tuple[str | None, ...]
-    llm_calls: int
-    queued_after: int = 0
-
-
-PARIS = "I live in Paris"
-CHESS = "I like chess"
 
 CASES = [
     Case(
@@ -257,19 +238,7 @@ CASES = [
 async def test_branch(
     case: Case, store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
 ) -> None:
-    await seed(store, index, embedder, ALICE, *case.known)
-    llm = ScriptedLanguageModel(list(case.answers))
-    writer = make_writer(store, index, embedder, llm)
-
-    await say(writer, ALICE, case.message)
-
-    assert set(await active_texts(store, ALICE)) == case.active_after
-    events = await pipeline_events(store, ALICE)
-    assert tuple(event.final_action for event in events) == case.actions
-    assert tuple(event.guard for event in events) == case.guards
-    assert len(llm.calls) == case.llm_calls
-    assert await pending_count(store) == case.queued_after
-    assert not llm.steps, "every scripted answer was used"
+    await check_case(case, store, index, embedder)
 
 
 async def test_events_keep_the_raw_proposal(

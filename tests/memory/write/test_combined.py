@@ -5,9 +5,7 @@ combined call's decisions has a case here that fails without it."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import pytest
 
@@ -21,44 +19,20 @@ from memory.write.prompts import combined as combined_prompt
 from tests.memory.write.helpers import (
     ALICE,
     BOB,
+    CHESS,
+    PARIS,
+    Case,
+    InlineFact,
     active_texts,
+    check_case,
+    combined,
     decided,
     extracted,
     make_writer,
-    pending_count,
     pipeline_events,
     say,
     seed,
 )
-
-InlineFact = tuple[str, str | None, int | None]
-
-
-def combined(*facts: InlineFact) -> str:
-    """What a model answers to the combined prompt: each fact with its action and target."""
-    answers = [
-        {"text": text, "category": "other", "when": None, "action": action, "target": target}
-        for text, action, target in facts
-    ]
-    return json.dumps({"facts": answers})
-
-
-PARIS = "I live in Paris"
-CHESS = "I like chess"
-
-
-@dataclass(frozen=True)
-class Case:
-    name: str
-    known: tuple[str, ...]
-    message: str
-    answers: tuple[str, ...]
-    active_after: frozenset[str]
-    actions: tuple[Action, ...]
-    guards: tuple[str | None, ...]
-    llm_calls: int
-    queued_after: int = 0
-
 
 CASES = [
     Case(
@@ -159,19 +133,7 @@ CASES = [
 async def test_combined_branch(
     case: Case, store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
 ) -> None:
-    await seed(store, index, embedder, ALICE, *case.known)
-    llm = ScriptedLanguageModel(list(case.answers))
-    writer = make_writer(store, index, embedder, llm)
-
-    await say(writer, ALICE, case.message)
-
-    assert set(await active_texts(store, ALICE)) == case.active_after
-    events = await pipeline_events(store, ALICE)
-    assert tuple(event.final_action for event in events) == case.actions
-    assert tuple(event.guard for event in events) == case.guards
-    assert len(llm.calls) == case.llm_calls
-    assert await pending_count(store) == case.queued_after
-    assert not llm.steps, "every scripted answer was used"
+    await check_case(case, store, index, embedder)
 
 
 async def test_the_prompt_lists_the_scopes_related_facts_by_small_numbers(
