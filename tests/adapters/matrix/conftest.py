@@ -118,6 +118,7 @@ class RunningBot:
 
 
 StartBot = Callable[..., Awaitable[RunningBot]]
+MakePerson = Callable[..., Awaitable[Person]]
 
 
 @pytest.fixture
@@ -173,9 +174,7 @@ async def start_bot(
 
 
 @pytest.fixture
-async def make_person(
-    synapse: SynapseServer, tmp_path: Path
-) -> AsyncIterator[Callable[..., Awaitable[Person]]]:
+async def make_person(synapse: SynapseServer, tmp_path: Path) -> AsyncIterator[MakePerson]:
     people: list[Person] = []
 
     async def make(name: str, *, encryption: bool = True) -> Person:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tests.adapters.matrix.people import Person
+from tests.adapters.matrix.rooms import open_dm
 from tests.bot.core.harness import Harness
 
 
@@ -27,6 +28,4 @@ class Conversation:
 
 async def dm(person: Person, bot_id: str, mnemo: Harness, *, encrypted: bool) -> Conversation:
     """A DM the way Element opens one: ``is_direct`` on the invite of the bot."""
-    room_id = await person.create_room([bot_id], direct=True, encrypted=encrypted)
-    await person.wait_for_members(room_id, {person.user_id, bot_id})
-    return Conversation(person, room_id, bot_id, mnemo)
+    return Conversation(person, await open_dm(person, bot_id, encrypted=encrypted), bot_id, mnemo)

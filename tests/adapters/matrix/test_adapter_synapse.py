@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx
@@ -12,19 +11,12 @@ import pytest
 
 from adapters.matrix.adapter import FAILURE_NOTICE, PRIVATE_NO_DM_NOTICE
 from adapters.matrix.errors import MatrixLoginError
-from tests.adapters.matrix.conftest import RecordingCore, StartBot
+from tests.adapters.matrix.conftest import MakePerson, RecordingCore, StartBot
 from tests.adapters.matrix.people import Person
+from tests.adapters.matrix.rooms import open_dm, open_group
 from tests.servers.synapse import SynapseServer
 
 pytestmark = pytest.mark.synapse
-
-MakePerson = Callable[..., Awaitable[Person]]
-
-
-async def open_dm(person: Person, bot_user_id: str, *, encrypted: bool = False) -> str:
-    room_id = await person.create_room([bot_user_id], direct=True, encrypted=encrypted)
-    await person.wait_for_members(room_id, {person.user_id, bot_user_id})
-    return room_id
 
 
 async def test_dm_message_is_answered_as_a_reply(
@@ -57,9 +49,7 @@ async def test_group_room_flags_mentions_replies_and_commands(
     bot_id = bot.adapter.user_id
     alice = await make_person("alice")
     bob = await make_person("bob")
-    room_id = await alice.create_room([bot_id, bob.user_id])
-    await bob.join(room_id)
-    await alice.wait_for_members(room_id, {alice.user_id, bob.user_id, bot_id})
+    room_id = await open_group(alice, bob, bot_id)
 
     await alice.send(room_id, "bob, mnemonic devices are fun")
     await alice.send(room_id, "Mnemo, what do you know?")
@@ -235,9 +225,7 @@ async def test_private_answer_in_a_group_without_a_dm_is_not_shown_there(
     bot_id = bot.adapter.user_id
     alice = await make_person("alice")
     bob = await make_person("bob")
-    room_id = await alice.create_room([bot_id, bob.user_id])
-    await bob.join(room_id)
-    await alice.wait_for_members(room_id, {alice.user_id, bob.user_id, bot_id})
+    room_id = await open_group(alice, bob, bot_id)
 
     await alice.send(room_id, "!memory list")
     [notice] = await alice.wait_for_messages(bot_id, room_id, 1)

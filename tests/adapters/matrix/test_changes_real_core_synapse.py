@@ -15,16 +15,16 @@ import pytest
 from adapters.matrix.adapter import EDIT_REACTION
 from memory.records import FactStatus
 from memory.scope import Scope
-from tests.adapters.matrix.conftest import StartBot
+from tests.adapters.matrix.conftest import MakePerson, StartBot
 from tests.adapters.matrix.conversation import dm
 from tests.adapters.matrix.people import Person
+from tests.adapters.matrix.rooms import open_group
 from tests.bot.core.harness import Harness, extraction_calls, fact
 from tests.bot.core.test_forgetting import files_with, rows_with
 from tests.memory.write.gated import until
 
 pytestmark = pytest.mark.synapse
 
-MakePerson = Callable[..., Awaitable[Person]]
 UPDATE_FIRST = '{"decisions": [{"fact": 1, "action": "UPDATE", "target": 1}]}'
 
 
@@ -158,10 +158,7 @@ async def test_an_edit_or_redaction_by_someone_else_changes_nothing(
     bot_id = bot.adapter.user_id
     alice = await make_person("alice")
     bob = await make_person("bob")
-    room_id = await alice.create_room([bot_id, bob.user_id])
-    await bob.join(room_id)
-    for person in (alice, bob):
-        await person.wait_for_members(room_id, {alice.user_id, bob.user_id, bot_id})
+    room_id = await open_group(alice, bob, bot_id)
     alice_said = await alice.send(room_id, "Mnemo, I live in Paris")
     await alice.wait_for_messages(bot_id, room_id, 1)
     bob_said = await bob.send(room_id, "Mnemo, I play the cello")

@@ -4,33 +4,32 @@ core: a real Synapse and real matrix-nio clients, with a recording double for th
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from typing import NamedTuple
 
 import pytest
 from nio import RoomPutStateResponse
 
 from adapters.matrix.adapter import EDIT_REACTION
 from bot.messages import CatchUpBounds
-from tests.adapters.matrix.conftest import RecordingCore, StartBot
+from tests.adapters.matrix.conftest import MakePerson, RecordingCore, RunningBot, StartBot
 from tests.adapters.matrix.people import Person
+from tests.adapters.matrix.rooms import open_dm, open_group
 
 pytestmark = pytest.mark.synapse
 
-MakePerson = Callable[..., Awaitable[Person]]
+
+class BotAndTwoPeople(NamedTuple):
+    core: RecordingCore
+    bot: RunningBot
+    alice: Person
+    bob: Person
 
 
-async def open_dm(person: Person, bot_user_id: str, *, encrypted: bool = False) -> str:
-    room_id = await person.create_room([bot_user_id], direct=True, encrypted=encrypted)
-    await person.wait_for_members(room_id, {person.user_id, bot_user_id})
-    return room_id
-
-
-async def group(alice: Person, bob: Person, bot_id: str) -> str:
-    room_id = await alice.create_room([bot_id, bob.user_id])
-    await bob.join(room_id)
-    for person in (alice, bob):
-        await person.wait_for_members(room_id, {alice.user_id, bob.user_id, bot_id})
-    return room_id
+async def bot_and_two_people(start_bot: StartBot, make_person: MakePerson) -> BotAndTwoPeople:
+    """The bot, addressed as "Mnemo", around a recording core; alice and bob logged in."""
+    core = RecordingCore()
+    bot = await start_bot(core, display_name="Mnemo")
+    return BotAndTwoPeople(core, bot, await make_person("alice"), await make_person("bob"))
 
 
 async def test_an_edit_goes_to_the_core_as_a_correction_and_gets_a_reaction_not_an_answer(
@@ -61,12 +60,9 @@ async def test_an_edit_goes_to_the_core_as_a_correction_and_gets_a_reaction_not_
 
 
 async def test_a_redaction_says_who_redacted(start_bot: StartBot, make_person: MakePerson) -> None:
-    core = RecordingCore()
-    bot = await start_bot(core, display_name="Mnemo")
+    core, bot, alice, bob = await bot_and_two_people(start_bot, make_person)
     bot_id = bot.adapter.user_id
-    alice = await make_person("alice")
-    bob = await make_person("bob")
-    room_id = await group(alice, bob, bot_id)
+    room_id = await open_group(alice, bob, bot_id)
     said = await alice.send(room_id, "Mnemo, my PIN is 1234")
     await alice.wait_for_messages(bot_id, room_id, 1)
 
@@ -82,12 +78,9 @@ async def test_a_redaction_says_who_redacted(start_bot: StartBot, make_person: M
 
 
 async def test_leaving_a_room_is_a_departure(start_bot: StartBot, make_person: MakePerson) -> None:
-    core = RecordingCore()
-    bot = await start_bot(core)
+    core, bot, alice, bob = await bot_and_two_people(start_bot, make_person)
     bot_id = bot.adapter.user_id
-    alice = await make_person("alice")
-    bob = await make_person("bob")
-    room_id = await group(alice, bob, bot_id)
+    room_id = await open_group(alice, bob, bot_id)
 
     await bob.leave(room_id)
     await core.wait_until(lambda: bool(core.departures))
@@ -98,12 +91,9 @@ async def test_leaving_a_room_is_a_departure(start_bot: StartBot, make_person: M
 async def test_a_reply_brings_the_replied_to_messages_along(
     start_bot: StartBot, make_person: MakePerson
 ) -> None:
-    core = RecordingCore()
-    bot = await start_bot(core, display_name="Mnemo")
+    core, bot, alice, bob = await bot_and_two_people(start_bot, make_person)
     bot_id = bot.adapter.user_id
-    alice = await make_person("alice")
-    bob = await make_person("bob")
-    room_id = await group(alice, bob, bot_id)
+    room_id = await open_group(alice, bob, bot_id)
     idea = await bob.send(room_id, "let's hike up Mont Ventoux on Saturday")
     doubt = await alice.reply(room_id, idea, "isn't it too steep?")
 
@@ -122,11 +112,8 @@ async def test_a_reply_brings_the_replied_to_messages_along(
 async def test_with_joined_visibility_nothing_from_before_the_newest_member_is_shared(
     start_bot: StartBot, make_person: MakePerson
 ) -> None:
-    core = RecordingCore()
-    bot = await start_bot(core, display_name="Mnemo")
+    core, bot, alice, bob = await bot_and_two_people(start_bot, make_person)
     bot_id = bot.adapter.user_id
-    alice = await make_person("alice")
-    bob = await make_person("bob")
     room_id = await alice.create_room([bot_id])
     await alice.wait_for_members(room_id, {alice.user_id, bot_id})
     response = await alice.client.room_put_state(
@@ -150,13 +137,10 @@ async def test_with_joined_visibility_nothing_from_before_the_newest_member_is_s
 async def test_what_was_said_while_away_is_caught_up_once_not_answered(
     start_bot: StartBot, make_person: MakePerson
 ) -> None:
-    core = RecordingCore()
-    bot = await start_bot(core, display_name="Mnemo")
+    _, bot, alice, bob = await bot_and_two_people(start_bot, make_person)
     bot_id = bot.adapter.user_id
-    alice = await make_person("alice")
-    bob = await make_person("bob")
     dm_room = await open_dm(alice, bot_id, encrypted=True)
-    room_id = await group(alice, bob, bot_id)
+    room_id = await open_group(alice, bob, bot_id)
     kept = await alice.send(dm_room, "before the stop")
     await alice.wait_for_messages(bot_id, dm_room, 1)
     await bot.stop()

@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -15,11 +15,9 @@ from adapters.main import main
 from adapters.matrix.cli import MatrixCommand
 from bot.config import load_config
 from bot.core import APOLOGY
-from tests.adapters.matrix.people import Person
+from tests.adapters.matrix.conftest import MakePerson
 from tests.conftest import LOCAL_MODEL_DIRECTORY
 from tests.servers.synapse import RegisteredUser, SynapseServer, free_port
-
-MakePerson = Callable[..., Awaitable[Person]]
 
 
 def write_config(path: Path, matrix: Mapping[str, object], data_dir: Path) -> Path:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ import pytest
 
 from memory.records import Fact
 from memory.scope import Scope
-from tests.adapters.matrix.conftest import StartBot
+from tests.adapters.matrix.conftest import MakePerson, StartBot
 from tests.adapters.matrix.conversation import Conversation, dm
 from tests.adapters.matrix.people import Person
 from tests.bot.core.harness import Harness, fact
@@ -28,7 +27,6 @@ from tests.servers.synapse import SynapseServer
 
 pytestmark = pytest.mark.synapse
 
-MakePerson = Callable[..., Awaitable[Person]]
 CAT = "I have a cat named Miso."
 DOG = "Mnemo, I have a dog named Rex."
 QUESTION = "what's my cat called?"

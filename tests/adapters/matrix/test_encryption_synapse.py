@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable
 
 import pytest
 from nio import Api
 
 from adapters.matrix.adapter import UNDECRYPTABLE_NOTICE
-from tests.adapters.matrix.conftest import RecordingCore, StartBot
+from tests.adapters.matrix.conftest import MakePerson, RecordingCore, StartBot
 from tests.adapters.matrix.people import Person
+from tests.adapters.matrix.rooms import open_dm
 
 pytestmark = pytest.mark.synapse
-
-MakePerson = Callable[..., Awaitable[Person]]
 
 
 async def test_encrypted_dm_is_decrypted_and_answered_encrypted(
@@ -24,8 +22,7 @@ async def test_encrypted_dm_is_decrypted_and_answered_encrypted(
     bot = await start_bot(core)
     bot_id = bot.adapter.user_id
     alice = await make_person("alice")
-    room_id = await alice.create_room([bot_id], direct=True, encrypted=True)
-    await alice.wait_for_members(room_id, {alice.user_id, bot_id})
+    room_id = await open_dm(alice, bot_id, encrypted=True)
 
     await alice.send(room_id, "my secret is safe with you")
     [answer] = await alice.wait_for_messages(bot_id, room_id, 1)
@@ -61,8 +58,7 @@ async def test_undecryptable_message_gets_a_notice(
     bot = await start_bot(core)
     bot_id = bot.adapter.user_id
     alice = await make_person("alice")
-    room_id = await alice.create_room([bot_id], direct=True, encrypted=True)
-    await alice.wait_for_members(room_id, {alice.user_id, bot_id})
+    room_id = await open_dm(alice, bot_id, encrypted=True)
 
     broken = await send_undecryptable(alice, room_id)
     [notice] = await alice.wait_for_messages(bot_id, room_id, 1)

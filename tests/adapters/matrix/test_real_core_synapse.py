@@ -8,19 +8,17 @@ writer and recaller) except the LLM's judgement, which is the scripted test doub
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
 
 import pytest
 
 from adapters.matrix.adapter import PRIVATE_ELSEWHERE_NOTICE
-from tests.adapters.matrix.conftest import StartBot
+from tests.adapters.matrix.conftest import MakePerson, StartBot
 from tests.adapters.matrix.conversation import Conversation, dm
-from tests.adapters.matrix.people import Person
+from tests.adapters.matrix.rooms import open_group
 from tests.bot.core.harness import Harness, fact, reply_calls
 
 pytestmark = pytest.mark.synapse
 
-MakePerson = Callable[..., Awaitable[Person]]
 CAT = "I have a cat named Miso."
 NOTHING = "I don't remember anything about you here"
 
@@ -65,9 +63,7 @@ async def test_group_room_answers_when_addressed_and_never_shows_dm_facts(
     alice_dm = await dm(alice_person, bot_id, mnemo, encrypted=False)
     await alice_dm.say(CAT)
 
-    room_id = await alice_person.create_room([bot_id, bob_person.user_id])
-    await bob_person.join(room_id)
-    await alice_person.wait_for_members(room_id, {alice_person.user_id, bob_person.user_id, bot_id})
+    room_id = await open_group(alice_person, bob_person, bot_id)
     alice = Conversation(alice_person, room_id, bot_id, mnemo)
     bob = Conversation(bob_person, room_id, bot_id, mnemo)
 
@@ -128,10 +124,7 @@ async def test_a_group_answer_can_use_another_persons_earlier_message(
     bot_id = bot.adapter.user_id
     alice_person = await make_person("alice")
     bob_person = await make_person("bob")
-    room_id = await alice_person.create_room([bot_id, bob_person.user_id])
-    await bob_person.join(room_id)
-    for person in (alice_person, bob_person):
-        await person.wait_for_members(room_id, {alice_person.user_id, bob_person.user_id, bot_id})
+    room_id = await open_group(alice_person, bob_person, bot_id)
     alice = Conversation(alice_person, room_id, bot_id, mnemo)
     bob = Conversation(bob_person, room_id, bot_id, mnemo)
 
