@@ -26,6 +26,7 @@ ROOM = "matrix:!r:x"
 ALICE_HERE = Scope("matrix:alice", ROOM)
 UPDATE_FIRST = '{"decisions": [{"fact": 1, "action": "UPDATE", "target": 1}]}'
 ADD_BY_MISTAKE = '{"decisions": [{"fact": 1, "action": "ADD", "target": null}]}'
+GREETING = "Hi, I'm Alice."
 
 
 @pytest.fixture
@@ -34,6 +35,26 @@ async def bot(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Harness]:
     yield harness
     harness.llm.open()
     await harness.app.aclose()
+
+
+@pytest.fixture
+async def held_bot(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Harness]:
+    """A bot whose model holds the extraction of alice's greeting until ``llm.open()``."""
+
+    def greeting(messages: Sequence[ChatMessage]) -> bool:
+        return messages[-1].content == GREETING
+
+    harness = await open_harness(tmp_path, embedder, held=greeting)
+    yield harness
+    harness.llm.open()
+    await harness.app.aclose()
+
+
+async def queue_behind_the_greeting(bot: Harness, text: str, message_id: str) -> None:
+    """Alice's greeting, then ``text``: its write waits in the queue behind the held one."""
+    await bot.app.core.handle(said(bot, "alice", GREETING, "$m0"))
+    await bot.app.core.handle(said(bot, "alice", text, message_id))
+    await until(lambda: bot.llm.waiting == [GREETING])
 
 
 def said(bot: Harness, user: str, text: str, message_id: str) -> IncomingMessage:
@@ -88,10 +109,21 @@ async def turn_texts(bot: Harness) -> list[str]:
 # -- edits ------------------------------------------------------------------------------
 
 
-async def test_an_edit_corrects_the_fact_its_message_taught(bot: Harness) -> None:
+@pytest.mark.parametrize(
+    ("decision", "old_status", "last_event"),
+    [
+        (UPDATE_FIRST, FactStatus.SUPERSEDED, (Action.UPDATE, None)),
+        # The old words are no longer said: the code deletes what the message alone taught.
+        (ADD_BY_MISTAKE, FactStatus.DELETED, (Action.DELETE, "edited_away")),
+    ],
+    ids=["the model updates", "the model adds instead of updating"],
+)
+async def test_an_edit_corrects_the_fact_its_message_taught(
+    bot: Harness, decision: str, old_status: FactStatus, last_event: tuple[Action, str | None]
+) -> None:
     bot.mind.facts["I live in Pari"] = [fact("I live in Pari")]
     bot.mind.facts["I live in Paris"] = [fact("I live in Paris")]
-    bot.mind.decisions.append(UPDATE_FIRST)
+    bot.mind.decisions.append(decision)
     await tell(bot, "alice", "I live in Pari", "$m1")
     replies_before = len(bot.llm.calls)
 
@@ -99,26 +131,13 @@ async def test_an_edit_corrects_the_fact_its_message_taught(bot: Harness) -> Non
 
     assert await active(bot) == ["I live in Paris"]
     [old] = [f for f in await facts(bot) if f.text == "I live in Pari"]
-    assert old.status is FactStatus.SUPERSEDED
+    assert old.status is old_status
+    history = await bot.app.writer.history(ALICE_HERE, old.id)
+    assert [(e.final_action, e.guard) for e in history][-1] == last_event
     assert "I live in Paris" in await turn_texts(bot)
     assert "I live in Pari" not in await turn_texts(bot)
     # Corrected, not answered: only the extraction and the decision were asked.
     assert len(bot.llm.calls) == replies_before + 2
-
-
-async def test_a_model_that_adds_instead_of_updating_still_leaves_one_fact(bot: Harness) -> None:
-    bot.mind.facts["I live in Pari"] = [fact("I live in Pari")]
-    bot.mind.facts["I live in Paris"] = [fact("I live in Paris")]
-    bot.mind.decisions.append(ADD_BY_MISTAKE)
-    await tell(bot, "alice", "I live in Pari", "$m1")
-
-    await edit(bot, "alice", "$m1", "I live in Paris")
-
-    # The old words are no longer said: the code deletes what the message alone taught.
-    assert await active(bot) == ["I live in Paris"]
-    [old] = [f for f in await facts(bot) if f.text == "I live in Pari"]
-    history = await bot.app.writer.history(ALICE_HERE, old.id)
-    assert [(e.final_action, e.guard) for e in history][-1] == (Action.DELETE, "edited_away")
 
 
 async def test_an_edit_that_drops_the_fact_removes_it_and_undo_brings_it_back(
@@ -173,30 +192,21 @@ async def test_while_paused_an_edit_changes_only_the_turn(bot: Harness) -> None:
 
 
 async def test_an_edit_of_a_message_still_queued_is_learned_instead_of_the_old_words(
-    tmp_path: Path, embedder: Embedder
+    held_bot: Harness,
 ) -> None:
-    def first_extraction(messages: Sequence[ChatMessage]) -> bool:
-        return messages[-1].content == "Hi, I'm Alice."
+    bot = held_bot
+    bot.mind.facts["I live in Paris"] = [fact("I live in Paris")]
+    await queue_behind_the_greeting(bot, "I live in Pari", "$m1")
 
-    bot = await open_harness(tmp_path, embedder, held=first_extraction)
-    try:
-        bot.mind.facts["I live in Paris"] = [fact("I live in Paris")]
-        await bot.app.core.handle(said(bot, "alice", "Hi, I'm Alice.", "$m0"))
-        await bot.app.core.handle(said(bot, "alice", "I live in Pari", "$m1"))
-        await until(lambda: bot.llm.waiting == ["Hi, I'm Alice."])
+    assert await bot.app.core.handle_edit(
+        MessageEdit("matrix", "matrix:alice", ROOM, "$m1", "I live in Paris", bot.clock.tick())
+    )
+    bot.llm.open()
+    await bot.app.writer.drain()
 
-        assert await bot.app.core.handle_edit(
-            MessageEdit("matrix", "matrix:alice", ROOM, "$m1", "I live in Paris", bot.clock.tick())
-        )
-        bot.llm.open()
-        await bot.app.writer.drain()
-
-        extracted = [call.messages[-1].content for call in extraction_calls(bot.llm)]
-        assert extracted == ["Hi, I'm Alice.", "I live in Paris"]
-        assert await active(bot) == ["I live in Paris"]
-    finally:
-        bot.llm.open()
-        await bot.app.aclose()
+    extracted = [call.messages[-1].content for call in extraction_calls(bot.llm)]
+    assert extracted == [GREETING, "I live in Paris"]
+    assert await active(bot) == ["I live in Paris"]
 
 
 # -- deletions --------------------------------------------------------------------------
@@ -227,28 +237,19 @@ async def test_a_deletion_erases_its_turn_and_what_it_alone_taught(
 
 
 async def test_a_deletion_while_the_write_is_queued_leaves_nothing_to_learn(
-    tmp_path: Path, embedder: Embedder
+    held_bot: Harness,
 ) -> None:
-    def first_extraction(messages: Sequence[ChatMessage]) -> bool:
-        return messages[-1].content == "Hi, I'm Alice."
+    bot = held_bot
+    bot.mind.facts["My PIN is 4711"] = [fact("My PIN is 4711")]
+    await queue_behind_the_greeting(bot, "My PIN is 4711", "$pin")
 
-    bot = await open_harness(tmp_path, embedder, held=first_extraction)
-    try:
-        bot.mind.facts["My PIN is 4711"] = [fact("My PIN is 4711")]
-        await bot.app.core.handle(said(bot, "alice", "Hi, I'm Alice.", "$m0"))
-        await bot.app.core.handle(said(bot, "alice", "My PIN is 4711", "$pin"))
-        await until(lambda: bot.llm.waiting == ["Hi, I'm Alice."])
+    deletion = MessageDeletion("matrix", ROOM, "$pin", "matrix:alice", bot.clock.tick())
+    assert await bot.app.core.handle_deletion(deletion)
+    bot.llm.open()
+    await bot.app.writer.drain()
 
-        deletion = MessageDeletion("matrix", ROOM, "$pin", "matrix:alice", bot.clock.tick())
-        assert await bot.app.core.handle_deletion(deletion)
-        bot.llm.open()
-        await bot.app.writer.drain()
-
-        assert [c.messages[-1].content for c in extraction_calls(bot.llm)] == ["Hi, I'm Alice."]
-        assert await rows_with(bot.app.store, "4711") == []
-    finally:
-        bot.llm.open()
-        await bot.app.aclose()
+    assert [c.messages[-1].content for c in extraction_calls(bot.llm)] == [GREETING]
+    assert await rows_with(bot.app.store, "4711") == []
 
 
 # -- departures and catch-up ------------------------------------------------------------
