@@ -15,6 +15,7 @@ from memory.embedding import FastEmbedEmbedder
 from memory.index import LanceFactIndex, VectorIndex
 from memory.index.pgvector import PgVectorIndex
 from memory.store import Store
+from tests.mounts import tmpfs
 from tests.servers.postgres import BACKENDS, PostgresServer, pgserver_installed
 from tests.servers.synapse import SynapseServer, synapse_python
 
@@ -134,3 +135,10 @@ def synapse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SynapseServer]
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def read_only_mount(tmp_path: Path) -> Iterator[Path]:
+    """A read-only file system (1 MiB tmpfs); needs root, skipped with the reason otherwise."""
+    with tmpfs(tmp_path / "read-only", "size=1m,ro") as mount_point:
+        yield mount_point

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import errno
 import os
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -169,23 +167,6 @@ def test_doctor_on_a_data_folder_that_is_a_file(
     assert "skip database: needs a usable data folder" in output
     assert "skip vector index: needs a usable data folder" in output
     assert "the check itself failed" not in output
-
-
-@pytest.fixture
-def read_only_mount(tmp_path: Path) -> Iterator[Path]:
-    if os.geteuid() != 0:
-        pytest.skip("mounting a read-only tmpfs needs root")
-    mount_point = tmp_path / "read-only"
-    mount_point.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m,ro", "tmpfs", str(mount_point)],
-        capture_output=True,
-        text=True,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-    yield mount_point
-    subprocess.run(["umount", str(mount_point)], check=True)
 
 
 def test_a_read_only_mount_is_named_as_such(read_only_mount: Path) -> None:

@@ -7,11 +7,6 @@ tests/bot/core/test_bad_input.py and tests/bot/test_data_folder.py.
 
 from __future__ import annotations
 
-import os
-import subprocess
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from tests.faults.bot_process import (
@@ -104,23 +99,6 @@ async def test_lone_surrogates_in_the_models_answers(
     await learn_the_rest(settings)
     learned = [fact.text for fact in await active_facts(settings.data_dir)]
     assert learned == ["My boat is called Seawolf\ufffd"]
-
-
-@pytest.fixture
-def read_only_mount(tmp_path: Path) -> Iterator[Path]:
-    if os.geteuid() != 0:
-        pytest.skip("mounting a read-only tmpfs needs root")
-    mount_point = tmp_path / "read-only"
-    mount_point.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m,ro", "tmpfs", str(mount_point)],
-        capture_output=True,
-        text=True,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-    yield mount_point
-    subprocess.run(["umount", str(mount_point)], check=True)
 
 
 @pytest.mark.parametrize("where", ["a file", "a read-only mount"])

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import os
 import sqlite3
-import subprocess
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
@@ -29,6 +27,7 @@ from tests.faults.bot_process import (
     wait_until_learned,
 )
 from tests.faults.llm_stand_in import LLMStandIn
+from tests.mounts import tmpfs
 
 pytestmark = pytest.mark.faults
 
@@ -40,19 +39,8 @@ TRIES = 40
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root")
-    mount_point = tmp_path / "disk"
-    mount_point.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={DISK_SIZE}", "tmpfs", str(mount_point)],
-        capture_output=True,
-        text=True,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-    yield mount_point
-    subprocess.run(["umount", "--lazy", str(mount_point)], check=True)
+    with tmpfs(tmp_path / "disk", f"size={DISK_SIZE}") as mount_point:
+        yield mount_point
 
 
 def fill(path: Path) -> int:
