@@ -51,9 +51,6 @@ class BotSettings:
             "MNEMO_STORAGE__DATA_DIR": str(self.data_dir),
             "MNEMO_EMBEDDING__MODEL_PATH": str(LOCAL_MODEL_DIRECTORY),
             "MNEMO_MEMORY__RERANKER_MODEL": "",
-            # The two-step path: the kill rounds hold the decision call on its own. The
-            # combined call (extract and decide at once) is not in the suite yet.
-            "MNEMO_MEMORY__DECIDE_IN_EXTRACTION": "false",
             "MNEMO_LLM__BASE_URL": self.llm_url,
             "MNEMO_LLM__MODEL": MODEL,
             "MNEMO_LLM__TIMEOUT_SECONDS": str(self.llm_timeout_seconds),

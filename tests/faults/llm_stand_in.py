@@ -6,6 +6,9 @@ request carries (``format``), not by prompt wording:
 - extraction (a schema with ``facts``): every first-person statement of the message ("I ..." or
   "My ...", ending with a full stop) as one fact, nothing for questions;
 - decision (``decisions``): ADD for every new fact shown (they are new information);
+- combined (``facts`` whose items carry an ``action``: extract and decide at once): the
+  statements of the message below the known facts, as extraction does, each with ADD and no
+  target, as the decision does;
 - reply (no schema): "Noted.".
 
 A test changes how it behaves while the bot runs: ``hang`` (a kind of call waits until the
@@ -24,6 +27,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
+from memory.write.prompts.combined import message_of
 from tests.servers.ollama_server import Failure, Held, OllamaServer, Reply, Slow, prompt_of
 
 MODEL = "llama3.1:8b"
@@ -36,6 +40,7 @@ class CallKind(enum.Enum):
     REPLY = "reply"
     EXTRACTION = "extraction"
     DECISION = "decision"
+    COMBINED = "combined"
     OTHER = "other"
 
 
@@ -45,7 +50,7 @@ def kind_of(body: dict[str, Any]) -> CallKind:
         return CallKind.REPLY
     properties = schema.get("properties", {})
     if "facts" in properties:
-        return CallKind.EXTRACTION
+        return CallKind.COMBINED if "action" in fact_fields(schema) else CallKind.EXTRACTION
     if "decisions" in properties:
         return CallKind.DECISION
     return CallKind.OTHER
@@ -65,15 +70,18 @@ def fact_fields(schema: dict[str, Any]) -> list[str]:
 
 
 def extraction_answer(body: dict[str, Any], suffix: str = "") -> str:
-    """Each statement verbatim as the text, category "other", every other field empty."""
+    """Each statement verbatim as the text, category "other", action ADD (asked only by the
+    combined call), every other field empty."""
+    answers = {"category": "other", "action": "ADD"}
 
     def value(field: str, statement: str) -> str | None:
         if field == "text":
             return statement.strip() + suffix
-        return "other" if field == "category" else None
+        return answers.get(field)
 
     fields = fact_fields(body["format"])
-    statements = STATEMENT.findall(last_user_text(body))
+    # The combined call lists the known facts before the message: they are not said now.
+    statements = STATEMENT.findall(message_of(last_user_text(body)))
     facts = [{field: value(field, statement) for field in fields} for statement in statements]
     # Characters as a model writes them (not as \\u escapes); the HTTP answer escapes them.
     return json.dumps({"facts": facts}, ensure_ascii=False)
@@ -88,7 +96,7 @@ def decision_answer(body: dict[str, Any]) -> str:
 
 def normal_answer(kind: CallKind, body: dict[str, Any], suffix: str = "") -> Reply:
     """``suffix`` goes at the end of every text the model writes (JSON-escaped in JSON)."""
-    if kind is CallKind.EXTRACTION:
+    if kind in (CallKind.EXTRACTION, CallKind.COMBINED):
         return extraction_answer(body, suffix)
     if kind is CallKind.DECISION:
         return decision_answer(body)

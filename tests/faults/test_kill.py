@@ -8,6 +8,10 @@ or after a random delay. The model stand-in holds the call of that kind until th
 the moment is exact. After the last round the bot runs once more without faults, learns
 what was left queued, and is stopped; then the data folder is read from outside.
 
+Both write paths: the combined call (the default: a message that resembles known facts is
+extracted and decided in one call, which a round then holds) and the two-step one
+(``memory.decide_in_extraction = false``: an extraction call, then a decision call).
+
 A message counts as handed to the core once its reply call reached the model: the intake
 writes it ahead of that call. A message killed earlier (still in the pipe, or inside the
 intake's own transaction) may be learned or not, but never twice.
@@ -34,9 +38,26 @@ from tests.faults.llm_stand_in import CallKind, LLMStandIn
 
 pytestmark = pytest.mark.faults
 
-ROUNDS = 20
-MOMENTS = ("reply", "extraction", "decision", "index write", "random")
-HELD = {"reply": CallKind.REPLY, "extraction": CallKind.EXTRACTION, "decision": CallKind.DECISION}
+HELD = {
+    "reply": CallKind.REPLY,
+    "extraction": CallKind.EXTRACTION,
+    "decision": CallKind.DECISION,
+    "combined": CallKind.COMBINED,
+}
+
+
+@dataclass(frozen=True)
+class WritePath:
+    decide_in_extraction: bool
+    rounds: int
+    # Only calls every round makes: alice's message always finds her earlier codes, so on
+    # the combined path it never goes to a plain extraction, and its decision comes inline.
+    moments: tuple[str, ...]
+
+
+COMBINED = WritePath(True, 20, ("reply", "combined", "index write", "random"))
+# Fewer rounds: the path is no longer the default, and each round is a bot start (~4 s CPU).
+TWO_STEP = WritePath(False, 10, ("reply", "extraction", "decision", "index write", "random"))
 
 
 @dataclass(frozen=True)
@@ -75,9 +96,13 @@ def reached_the_reply(stand_in: LLMStandIn, message: Sent) -> bool:
     return any(message.token in call.prompt for call in stand_in.since(0, CallKind.REPLY))
 
 
+@pytest.mark.parametrize("path", [COMBINED, TWO_STEP], ids=["combined", "two-step"])
 async def test_kill_9_at_random_moments_loses_nothing_and_learns_nothing_twice(
-    settings: BotSettings, stand_in: LLMStandIn
+    settings: BotSettings, stand_in: LLMStandIn, path: WritePath
 ) -> None:
+    settings = settings.with_extra(
+        MNEMO_MEMORY__DECIDE_IN_EXTRACTION=str(path.decide_in_extraction).lower()
+    )
     chance = random.Random(13)
     sent: list[Sent] = []
     bot = await BotProcess.start(settings)
@@ -87,8 +112,8 @@ async def test_kill_9_at_random_moments_loses_nothing_and_learns_nothing_twice(
     sent.append(first)
     await wait_until_learned(settings.data_dir)
     await bot.stop()
-    for number in range(1, ROUNDS + 1):
-        moment = MOMENTS[(number - 1) % len(MOMENTS)]
+    for number in range(1, path.rounds + 1):
+        moment = path.moments[(number - 1) % len(path.moments)]
         messages = [
             Sent(number, moment, user, f"{user.upper()}-{number}-{uuid.uuid4().hex[:8]}")
             for user in ("alice", "bob")
@@ -106,6 +131,8 @@ async def test_kill_9_at_random_moments_loses_nothing_and_learns_nothing_twice(
         if reached_the_reply(stand_in, message) or message.moment == "setup":
             assert len(learned) == 1, f"lost: {message} (killed during {message.moment})"
     handed_over = [m for m in sent if reached_the_reply(stand_in, m)]
-    assert len(handed_over) >= ROUNDS, "too few messages reached the core to show anything"
+    assert len(handed_over) >= path.rounds, "too few messages reached the core to show anything"
+    combined_calls = stand_in.since(0, CallKind.COMBINED)
+    assert bool(combined_calls) == path.decide_in_extraction, "not the path under test"
     active = {fact.id for fact in await active_facts(settings.data_dir)}
     assert await indexed_ids(settings.data_dir) == active
