@@ -1,16 +1,10 @@
-"""Whether a person has paused learning (``/memory pause``); persisted in the store.
-
-Paused is per person across all rooms of their platform: someone who says "stop learning
-about me" should not have to say it again in every room.
-"""
+"""Whether a person has paused learning (``/memory pause``); persisted in the store
+(:mod:`memory.pausing`). The intake of a message reads it in its own transaction; this is
+for the commands and for edits."""
 
 from __future__ import annotations
 
 from memory.store import Store
-
-KEY_PREFIX = "learning_paused:"
-PAUSED = "1"
-RESUMED = "0"
 
 
 class PauseSwitch:
@@ -19,8 +13,8 @@ class PauseSwitch:
 
     async def is_paused(self, user_key: str) -> bool:
         async with self._store.read() as tx:
-            return await tx.get_setting(KEY_PREFIX + user_key) == PAUSED
+            return await tx.learning_paused(user_key)
 
     async def set_paused(self, user_key: str, paused: bool) -> None:
         async with self._store.transaction() as tx:
-            await tx.set_setting(KEY_PREFIX + user_key, PAUSED if paused else RESUMED)
+            await tx.set_learning_paused(user_key, paused)

@@ -39,7 +39,6 @@ class MemoryWrites(Protocol):
         *,
         message_time: datetime,
         platform_message_id: str | None = None,
-        learn: bool = True,
         author_name: str | None = None,
         audience: str | None = None,
     ) -> Accepted: ...

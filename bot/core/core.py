@@ -230,13 +230,12 @@ class ConversationCore:
         """Store the person's turn and queue it for memory before anyone answers it; if that
         fails, the answer still comes, with a note that this message was not saved."""
         try:
-            learn = not await self.pause.is_paused(message.user_key)
+            # The writer reads the person's pause in the same transaction.
             accepted = await self._writer.accept(
                 scope,
                 text,
                 message_time=message.time,
                 platform_message_id=message.message_id,
-                learn=learn,
                 author_name=message.display_name,
                 audience=message.audience,
             )

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.errors import StoreError
 from memory.index.base import IndexedFact, IndexWrites, VectorIndex
+from memory.pausing import PAUSED, RESUMED, pause_key
 from memory.store.conversation import TurnRepository
 from memory.store.database import Database, database_url, read_only_sqlite_url, sqlite_url
 from memory.store.erasure_gate import ErasureGate
@@ -88,8 +89,9 @@ class StoreTransaction:
         await lock_people(self.session, owners)
 
     async def get_setting(self, key: str) -> str | None:
-        row = await self.session.get(SettingRow, key)
-        return None if row is None else row.value
+        query = select(SettingRow.value).where(SettingRow.key == key)
+        value: str | None = (await self.session.execute(query)).scalar_one_or_none()
+        return value
 
     async def set_setting(self, key: str, value: str) -> None:
         row = await self.session.get(SettingRow, key)
@@ -97,6 +99,12 @@ class StoreTransaction:
             self.session.add(SettingRow(key=key, value=value))
         else:
             row.value = value
+
+    async def learning_paused(self, person: str) -> bool:
+        return await self.get_setting(pause_key(person)) == PAUSED
+
+    async def set_learning_paused(self, person: str, paused: bool) -> None:
+        await self.set_setting(pause_key(person), PAUSED if paused else RESUMED)
 
     async def setting_keys(self, prefix: str) -> list[str]:
         query = select(SettingRow.key).where(SettingRow.key.startswith(prefix, autoescape=True))

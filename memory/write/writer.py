@@ -180,14 +180,15 @@ class MemoryWriter:
         *,
         message_time: datetime,
         platform_message_id: str | None = None,
-        learn: bool = True,
         author_name: str | None = None,
         audience: str | None = None,
     ) -> Accepted:
-        """Take a person's message in, durably, before it is answered: their turn and (if
-        ``learn``) its queued write, in ONE transaction. A message with the same platform id
-        and text taken in before is not stored or queued again (handed over twice).
-        ``author_name`` and ``audience`` go with the turn (group-room context)."""
+        """Take a person's message in, durably, before it is answered: their turn and (unless
+        the person paused learning) its queued write, in ONE transaction, which also reads
+        the pause (a pause committed before is always seen).
+        A message with the same platform id and text taken in before is not stored or
+        queued again (handed over twice). ``author_name`` and ``audience`` go with the turn
+        (group-room context)."""
         async with self._store.transaction() as transaction:
             if platform_message_id is not None:
                 earlier = await transaction.turns.person_turn(
@@ -207,7 +208,7 @@ class MemoryWriter:
                 audience=audience,
             )
             pending_id = None
-            if learn:
+            if not await transaction.learning_paused(scope.owner):
                 pending = await transaction.pending.enqueue(
                     scope,
                     text,

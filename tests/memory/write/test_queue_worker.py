@@ -251,17 +251,24 @@ async def test_accept_stores_the_turn_and_the_queued_write_together(
     store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
 ) -> None:
     writer = MemoryWriter(store, index, embedder, gated(), NO_GRACE)
-    paused = await writer.accept(ALICE, "I have a cat", message_time=MESSAGE_TIME, learn=False)
+    async with store.transaction() as transaction:
+        await transaction.set_learning_paused(ALICE.owner, True)
+    paused = await writer.accept(ALICE, "I have a cat", message_time=MESSAGE_TIME)
+    # Paused is per person: someone else's message meanwhile is queued.
+    other = await writer.accept(BOB, "I have a fish", message_time=MESSAGE_TIME)
+    async with store.transaction() as transaction:
+        await transaction.set_learning_paused(ALICE.owner, False)
     learned = await writer.accept(ALICE, "I have a dog", message_time=MESSAGE_TIME)
     async with store.transaction() as transaction:
-        turns = await transaction.turns.recent(ALICE.room, limit=10)
+        turns = await transaction.turns.recent_of(ALICE.room, ALICE.owner, limit=10)
     assert [(turn.id, turn.text, turn.author) for turn in turns] == [
         (paused.turn_id, "I have a cat", ALICE.owner),
         (learned.turn_id, "I have a dog", ALICE.owner),
     ]
     # Without a platform id, a local one links the turn, the queued write and its facts.
-    (row,) = await queue_rows(store)
+    bobs, row = await queue_rows(store)
     assert paused.pending_id is None
+    assert (bobs.id, bobs.owner) == (other.pending_id, BOB.owner)
     assert row.id == learned.pending_id
     assert row.source_message_id == learned.source_message_id == turns[1].platform_message_id
     assert learned.source_message_id.startswith("local:")
