@@ -4,15 +4,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import ColumnElement, String, delete, exists, insert, literal, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Row,
+    Select,
+    String,
+    delete,
+    exists,
+    insert,
+    literal,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.records import ConversationTurn, Role
-from memory.store.schema import MessageRow, UTCDateTime
+from memory.store.schema import MESSAGES, MessageRow, UTCDateTime
 
 
-def to_turn(row: MessageRow) -> ConversationTurn:
+def to_turn(row: MessageRow | Row[Any]) -> ConversationTurn:
+    """A turn from its ORM row or from a Core row of ``MESSAGES``."""
     return ConversationTurn(
         id=row.id,
         room=row.room,
@@ -45,10 +59,26 @@ class TurnRepository:
         answer_to: int | None = None,
     ) -> ConversationTurn:
         """``answer_to``: the person's turn a bot answer replies to (erased with it)."""
-        row = MessageRow(
+        result = await self.session.execute(
+            insert(MESSAGES)
+            .values(
+                room=room,
+                author=author,
+                role=role.value,
+                text=text,
+                created_at=created_at,
+                platform_message_id=platform_message_id,
+                author_name=author_name,
+                audience=audience,
+                answer_to=answer_to,
+            )
+            .returning(MESSAGES.c.id)
+        )
+        return ConversationTurn(
+            id=int(result.scalar_one()),
             room=room,
             author=author,
-            role=role.value,
+            role=role,
             text=text,
             created_at=created_at,
             platform_message_id=platform_message_id,
@@ -56,9 +86,6 @@ class TurnRepository:
             audience=audience,
             answer_to=answer_to,
         )
-        self.session.add(row)
-        await self.session.flush()
-        return to_turn(row)
 
     async def add_answer(
         self,
@@ -91,17 +118,17 @@ class TurnRepository:
     ) -> ConversationTurn | None:
         """The person's turn with this platform id in this room, if it was stored."""
         query = (
-            select(MessageRow)
+            select(MESSAGES)
             .where(
-                MessageRow.room == room,
-                MessageRow.author == author,
-                MessageRow.role == Role.USER.value,
-                MessageRow.platform_message_id == platform_message_id,
+                MESSAGES.c.room == room,
+                MESSAGES.c.author == author,
+                MESSAGES.c.role == Role.USER.value,
+                MESSAGES.c.platform_message_id == platform_message_id,
             )
-            .order_by(MessageRow.id)
+            .order_by(MESSAGES.c.id)
             .limit(1)
         )
-        row = (await self.session.scalars(query)).one_or_none()
+        row = (await self.session.execute(query)).one_or_none()
         return None if row is None else to_turn(row)
 
     async def recent(self, room: str, *, limit: int) -> list[ConversationTurn]:
@@ -118,28 +145,26 @@ class TurnRepository:
     async def recent_of(self, room: str, author: str, *, limit: int) -> list[ConversationTurn]:
         """The last ``limit`` turns between ``author`` and the bot in ``room``, oldest first
         (the bot's answers carry the person they answered as author)."""
-        query = (
-            select(MessageRow)
-            .where(MessageRow.room == room, MessageRow.author == author)
-            .order_by(MessageRow.id.desc())
-            .limit(limit)
-        )
-        rows = (await self.session.scalars(query)).all()
-        return [to_turn(row) for row in reversed(rows)]
+        query = select(MESSAGES).where(MESSAGES.c.room == room, MESSAGES.c.author == author)
+        return await self._newest(query, limit)
 
     async def recent_shared(
         self, room: str, *, audience: str | None, since: datetime | None, limit: int
     ) -> list[ConversationTurn]:
         """The last ``limit`` turns of a group room that a reader in ``audience`` (None: the
         room as a whole) could read from ``since`` (None: all), oldest first."""
-        readable: ColumnElement[bool] = MessageRow.audience.is_(None)
+        readable: ColumnElement[bool] = MESSAGES.c.audience.is_(None)
         if audience is not None:
-            readable = or_(readable, MessageRow.audience == audience)
-        query = select(MessageRow).where(MessageRow.room == room, readable)
+            readable = or_(readable, MESSAGES.c.audience == audience)
+        query = select(MESSAGES).where(MESSAGES.c.room == room, readable)
         if since is not None:
-            query = query.where(MessageRow.created_at >= since)
-        query = query.order_by(MessageRow.id.desc()).limit(limit)
-        rows = (await self.session.scalars(query)).all()
+            query = query.where(MESSAGES.c.created_at >= since)
+        return await self._newest(query, limit)
+
+    async def _newest(self, query: Select[Any], limit: int) -> list[ConversationTurn]:
+        """The last ``limit`` turns ``query`` selects, oldest first."""
+        newest = query.order_by(MESSAGES.c.id.desc()).limit(limit)
+        rows = (await self.session.execute(newest)).all()
         return [to_turn(row) for row in reversed(rows)]
 
     async def said(self, rooms: Sequence[str], platform_message_id: str) -> ConversationTurn | None:

@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    Row,
     String,
     and_,
     cast,
@@ -36,7 +38,7 @@ from memory.records import (
     NewFact,
 )
 from memory.scope import Scope
-from memory.store.schema import FactEventRow, FactRow
+from memory.store.schema import FACTS, FactEventRow, FactRow
 
 
 def utc_now() -> datetime:
@@ -62,7 +64,8 @@ def in_visible_rooms(scope: Scope, room: ColumnElement[str] | Mapped[str]) -> Co
     return and_(true(), *conditions)
 
 
-def to_fact(row: FactRow) -> Fact:
+def to_fact(row: FactRow | Row[Any]) -> Fact:
+    """A fact from its ORM row or from a Core row of ``FACTS``."""
     return Fact(
         id=row.id,
         owner=row.owner,
@@ -146,8 +149,13 @@ class FactRepository:
     async def get_many(self, scope: Scope, fact_ids: Sequence[int]) -> list[Fact]:
         if not fact_ids:
             return []
-        query = select(FactRow).where(visible_in(scope), FactRow.id.in_(list(fact_ids)))
-        rows = (await self.session.scalars(query)).all()
+        # Core rows, not ORM objects: recall reads these on every reply.
+        query = select(FACTS).where(
+            FACTS.c.owner == scope.owner,
+            in_visible_rooms(scope, FACTS.c.room),
+            FACTS.c.id.in_(list(fact_ids)),
+        )
+        rows = (await self.session.execute(query)).all()
         return [to_fact(row) for row in rows]
 
     async def list_in_scope(

@@ -12,7 +12,18 @@ from collections.abc import Callable, Collection
 from dataclasses import replace
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, and_, delete, exists, func, not_, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    and_,
+    delete,
+    exists,
+    func,
+    insert,
+    not_,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -20,7 +31,7 @@ from memory.records import PendingWrite
 from memory.scope import Scope
 from memory.store.facts import in_visible_rooms
 from memory.store.people_lock import try_lock_person
-from memory.store.schema import PendingWriteRow
+from memory.store.schema import PENDING_WRITES, PendingWriteRow
 
 
 def to_pending(row: PendingWriteRow) -> PendingWrite:
@@ -81,7 +92,21 @@ class PendingWriteRepository:
         corrects: bool = False,
     ) -> PendingWrite:
         """``corrects``: the row is an edit of the message ``source_message_id``."""
-        row = PendingWriteRow(
+        values = {
+            "owner": scope.owner,
+            "room": scope.room,
+            "text": text,
+            "message_time": message_time,
+            "source_message_id": source_message_id,
+            "attempts": 0,
+            "next_attempt_at": now,
+            "created_at": now,
+            "corrects": corrects,
+        }
+        statement = insert(PENDING_WRITES).values(values).returning(PENDING_WRITES.c.id)
+        pending_id = int((await self.session.execute(statement)).scalar_one())
+        return PendingWrite(
+            id=pending_id,
             owner=scope.owner,
             room=scope.room,
             text=text,
@@ -89,12 +114,12 @@ class PendingWriteRepository:
             source_message_id=source_message_id,
             attempts=0,
             next_attempt_at=now,
+            last_error=None,
             created_at=now,
+            claimed_by=None,
+            claimed_until=None,
             corrects=corrects,
         )
-        self.session.add(row)
-        await self.session.flush()
-        return to_pending(row)
 
     async def due(self, now: datetime, *, limit: int = 50) -> list[PendingWrite]:
         """Queued writes whose next attempt is due, oldest first."""
