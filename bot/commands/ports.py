@@ -6,15 +6,18 @@ Small structural types, so the core and its commands depend on behaviour, not on
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from memory.records import Fact, FactEvent
 from memory.scope import Scope
+from memory.store import StoreTransaction
 from memory.write.pipeline import WriteOutcome
 from memory.write.undo import UndoResult
 from memory.write.writer import Accepted
+
+T = TypeVar("T")
 
 
 class Recalled(Protocol):
@@ -26,7 +29,11 @@ class Recalled(Protocol):
 
 
 class FactRecall(Protocol):
-    async def for_message(self, scope: Scope, text: str) -> Sequence[Recalled]: ...
+    async def for_message_with(
+        self, scope: Scope, text: str, also: Callable[[StoreTransaction], Awaitable[T]]
+    ) -> tuple[Sequence[Recalled], T]:
+        """Recall for a reply, and what ``also`` reads in the same read transaction."""
+        ...
 
     async def lookup(self, scope: Scope, query: str) -> Sequence[Recalled]: ...
 

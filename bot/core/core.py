@@ -37,7 +37,7 @@ from bot.core.corrections import Corrections
 from bot.core.rate_limit import RateLimiter
 from bot.core.reply_prompt import ReplyContext
 from bot.core.replying import Replier
-from bot.core.room_context import read_context
+from bot.core.room_context import read_turns, turns_in, unseen_quotes
 from bot.core.truncation import truncate
 from bot.messages import IncomingMessage, MessageDeletion, MessageEdit, OutgoingMessage
 from bot.websearch.base import WebSearchAdvisor
@@ -46,7 +46,7 @@ from memory.index import IndexRebuildingError
 from memory.keyed_locks import KeyedLocks
 from memory.llm import LanguageModel, LanguageModelError
 from memory.priority import ReplyPriority
-from memory.records import Role
+from memory.records import ConversationTurn, Role
 from memory.scope import Scope, ScopeMode, direct_room_key
 from memory.store import Store, StoreTransaction
 from memory.write.writer import Accepted
@@ -298,23 +298,16 @@ class ConversationCore:
         *,
         current_turn: int | None,
     ) -> Composed:
-        facts = await self._recall(scope, text)
-        conversation = await read_context(
-            self._store,
-            message,
-            scope.room,
-            limit=self.settings.history_turns,
-            leave_out=current_turn,
-        )
+        facts, turns = await self._memories(message, scope, text, current_turn)
         context = ReplyContext(
             bot_name=self.settings.bot_name,
             person_name=message.display_name,
             today=message.time.date(),
             facts=facts,
-            turns=conversation.turns,
+            turns=turns,
             message=text,
             is_direct=message.is_direct,
-            quoted=conversation.quoted,
+            quoted=unseen_quotes(message.quoted, turns),
         )
         try:
             reply = await self._replier.reply(context, forced_query=forced_query)
@@ -330,20 +323,41 @@ class ConversationCore:
         shown = reply.text if reply.notice is None else f"{reply.text}\n\n{reply.notice}"
         return Composed(shown, reply.text)
 
-    async def _recall(self, scope: Scope, text: str) -> list[str]:
+    async def _memories(
+        self, message: IncomingMessage, scope: Scope, text: str, current_turn: int | None
+    ) -> tuple[list[str], list[ConversationTurn]]:
+        """The recalled facts and the recent turns, read in one read transaction. If recall
+        fails, the reply goes without memories (logged) and the turns are read alone."""
+
+        async def recent_turns(transaction: StoreTransaction) -> list[ConversationTurn]:
+            return await turns_in(
+                transaction,
+                message,
+                scope.room,
+                limit=self.settings.history_turns,
+                leave_out=current_turn,
+            )
+
         try:
-            recalled = await self._recaller.for_message(scope, text)
+            recalled, turns = await self._recaller.for_message_with(scope, text, recent_turns)
         except IndexRebuildingError as error:
             # Every message meanwhile meets it: one line per rebuild, not one per message.
             if error.rebuild != self._rebuild_reported:
                 self._rebuild_reported = error.rebuild
                 log.warning("answering without memories until the index is rebuilt: %s", error)
-            return []
         except MemoryLayerError as error:
             # A broken index must not silence the bot: answer without memories, say why.
             log.error("recall failed for %s, answering without memories: %s", scope, error)
-            return []
-        return [item.fact.text for item in recalled]
+        else:
+            return [item.fact.text for item in recalled], turns
+        turns = await read_turns(
+            self._store,
+            message,
+            scope.room,
+            limit=self.settings.history_turns,
+            leave_out=current_turn,
+        )
+        return [], turns
 
     async def _keep_turns(
         self, message: IncomingMessage, room: str, text: str, reply: str | None

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from bot.messages import IncomingMessage, QuotedMessage
 from memory.errors import StoreError
 from memory.records import ConversationTurn, Role
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 
 log = logging.getLogger(__name__)
 
@@ -25,46 +25,40 @@ log = logging.getLogger(__name__)
 QUOTE_CHARS = 1000
 
 
-@dataclass(frozen=True, slots=True)
-class ConversationContext:
-    turns: list[ConversationTurn]
-    quoted: list[QuotedMessage]
-
-
-async def read_context(
-    store: Store,
+async def turns_in(
+    transaction: StoreTransaction,
     message: IncomingMessage,
     room: str,
     *,
     limit: int,
     leave_out: int | None = None,
-) -> ConversationContext:
-    """The turns (oldest first) and the quoted messages not already among them;
+) -> list[ConversationTurn]:
+    """The turns that go with ``message``'s reply, oldest first, read in ``transaction``;
     ``leave_out`` is the turn of the message being answered (stored before the reply)."""
-    turns = await read_turns(store, message, room, limit=limit, leave_out=leave_out)
-    return ConversationContext(turns, unseen_quotes(message.quoted, turns))
+    if limit == 0:
+        return []
+    # One more than the limit, in case the newest is the message being answered.
+    read = limit + (leave_out is not None)
+    if message.is_direct:
+        turns = await transaction.turns.recent_of(room, message.user_key, limit=read)
+    else:
+        turns = await transaction.turns.recent_shared(
+            room, audience=message.audience, since=message.shared_since, limit=read
+        )
+    return [turn for turn in turns if turn.id != leave_out][-limit:]
 
 
 async def read_turns(
     store: Store, message: IncomingMessage, room: str, *, limit: int, leave_out: int | None
 ) -> list[ConversationTurn]:
-    if limit == 0:
-        return []
-    # One more than the limit, in case the newest is the message being answered.
-    read = limit + (leave_out is not None)
+    """:func:`turns_in`, in a read transaction of its own; none if the store fails (logged)."""
     try:
-        async with store.read() as tx:
-            if message.is_direct:
-                turns = await tx.turns.recent_of(room, message.user_key, limit=read)
-            else:
-                turns = await tx.turns.recent_shared(
-                    room, audience=message.audience, since=message.shared_since, limit=read
-                )
+        async with store.read() as transaction:
+            return await turns_in(transaction, message, room, limit=limit, leave_out=leave_out)
     except StoreError as error:
         # Context only: the reply can do without it.
         log.error("could not read the turns of %s in %s: %s", message.user_key, room, error)
         return []
-    return [turn for turn in turns if turn.id != leave_out][-limit:]
 
 
 def unseen_quotes(

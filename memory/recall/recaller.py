@@ -13,7 +13,8 @@ facts. Only active facts come back, in the ranking's order.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
 
 from memory.embedding.base import Embedder, Vectors
 from memory.errors import VectorIndexError
@@ -26,11 +27,18 @@ from memory.recall.reranker import Reranker
 from memory.recall.results import RecalledFact, RecallSettings
 from memory.records import FactStatus
 from memory.scope import Scope
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 
 log = logging.getLogger(__name__)
 
 Ranking = list[tuple[int, float]]
+T = TypeVar("T")
+# Reads something more in the recall's own read transaction.
+ReadAlong = Callable[[StoreTransaction], Awaitable[T]]
+
+
+async def nothing(transaction: StoreTransaction) -> None:
+    """Nothing more to read."""
 
 
 class Recaller:
@@ -59,46 +67,62 @@ class Recaller:
 
     async def passive(self, scope: Scope, text: str) -> list[RecalledFact]:
         """The ``top_k`` facts of ``scope`` nearest to ``text``; no reranker, no cutoff."""
-        if not text.strip():
-            return []
-        vector = await self._embed(text)
-        pool = self.settings.lookup_pool if self.settings.hybrid else self.settings.top_k
-        ranking = await self._ranking(scope, text, vector, pool=pool, min_similarity=None)
-        recalled = await self._load(scope, ranking)
-        return recalled[: self.settings.top_k]
+        recalled, _ = await self._recall(scope, text, lookup=False, also=nothing)
+        return recalled
 
     async def lookup(self, scope: Scope, query: str) -> list[RecalledFact]:
         """A wide pool of ``scope``'s facts, reranked; its ``top_k`` best."""
-        if not query.strip():
-            return []
-        vector = await self._embed(query)
-        ranking = await self._ranking(
-            scope,
-            query,
-            vector,
-            pool=self.settings.lookup_pool,
-            min_similarity=self.settings.lookup_min_similarity,
-        )
-        pool = await self._load(scope, ranking)
-        reranked = await self._rerank(query, pool)
-        return reranked[: self.settings.top_k]
+        recalled, _ = await self._recall(scope, query, lookup=True, also=nothing)
+        return recalled
 
     async def overview(self, scope: Scope) -> list[RecalledFact]:
         """The newest ``overview_limit`` active facts of ``scope``, newest first (score 1)."""
         async with self._store.read() as transaction:
-            facts = await transaction.facts.list_in_scope(
-                scope, limit=self.settings.overview_limit, newest_first=True
-            )
-        return [RecalledFact(fact, 1.0) for fact in facts]
+            return await self._overview_in(transaction, scope)
 
     async def for_message(self, scope: Scope, text: str) -> list[RecalledFact]:
         """Everything for "what do you know about me?", lookup for other questions and
         recall requests, passive recall for everything else."""
+        recalled, _ = await self.for_message_with(scope, text, nothing)
+        return recalled
+
+    async def for_message_with(
+        self, scope: Scope, text: str, also: ReadAlong[T]
+    ) -> tuple[list[RecalledFact], T]:
+        """:meth:`for_message`, and what ``also`` reads in the same read transaction as the
+        recall's facts: one database session for both (the reply path reads the recent
+        turns so). ``also`` does not run if the index fails first."""
         if wants_overview(text):
-            return await self.overview(scope)
-        if wants_lookup(text):
-            return await self.lookup(scope, text)
-        return await self.passive(scope, text)
+            async with self._store.read() as transaction:
+                facts = await self._overview_in(transaction, scope)
+                return facts, await also(transaction)
+        return await self._recall(scope, text, lookup=wants_lookup(text), also=also)
+
+    async def _recall(
+        self, scope: Scope, text: str, *, lookup: bool, also: ReadAlong[T]
+    ) -> tuple[list[RecalledFact], T]:
+        ranking: Ranking = []
+        if text.strip():
+            vector = await self._embed(text)
+            if lookup:
+                pool, cutoff = self.settings.lookup_pool, self.settings.lookup_min_similarity
+            else:
+                hybrid = self.settings.hybrid
+                pool = self.settings.lookup_pool if hybrid else self.settings.top_k
+                cutoff = None
+            ranking = await self._ranking(scope, text, vector, pool=pool, min_similarity=cutoff)
+        async with self._store.read() as transaction:
+            recalled = await self._load(transaction, scope, ranking)
+            extra = await also(transaction)
+        if lookup:
+            recalled = await self._rerank(text, recalled)
+        return recalled[: self.settings.top_k], extra
+
+    async def _overview_in(self, transaction: StoreTransaction, scope: Scope) -> list[RecalledFact]:
+        facts = await transaction.facts.list_in_scope(
+            scope, limit=self.settings.overview_limit, newest_first=True
+        )
+        return [RecalledFact(fact, 1.0) for fact in facts]
 
     async def _embed(self, text: str) -> Vectors:
         vectors = await self._embedder.embed([text])
@@ -142,12 +166,14 @@ class Recaller:
             self._full_text_warned = True
             log.warning("hybrid recall uses vectors only: %s", reason)
 
-    async def _load(self, scope: Scope, ranking: Ranking) -> list[RecalledFact]:
+    @staticmethod
+    async def _load(
+        transaction: StoreTransaction, scope: Scope, ranking: Ranking
+    ) -> list[RecalledFact]:
         """The ranked ids as active facts of ``scope``, read with the scope in the SQL query."""
         if not ranking:
             return []
-        async with self._store.read() as transaction:
-            facts = await transaction.facts.get_many(scope, [fact_id for fact_id, _ in ranking])
+        facts = await transaction.facts.get_many(scope, [fact_id for fact_id, _ in ranking])
         by_id = {fact.id: fact for fact in facts if fact.status is FactStatus.ACTIVE}
         return [
             RecalledFact(by_id[fact_id], score) for fact_id, score in ranking if fact_id in by_id

@@ -46,8 +46,10 @@ async def test_recall_failure_answers_without_memories(
         llm=llm,
     )
     message = IncomingMessage("console", "console:a", "A", "console:dm", "hi there", START, True)
+    later = IncomingMessage("console", "console:a", "A", "console:dm", "still there?", START, True)
     try:
         replies = await core.handle(message)
+        await core.handle(later)
         await writer.drain()
     finally:
         await unreachable.aclose()
@@ -55,6 +57,8 @@ async def test_recall_failure_answers_without_memories(
     assert "recall failed" in caplog.text and "answering without memories" in caplog.text
     assert "not reachable" in caplog.text
     assert "You do not know anything about A yet." in reply_calls(llm)[0].prompt_text
+    # The recent turns, read with recall's facts when it works, are read alone when it fails.
+    assert "hi there" in reply_calls(llm)[1].prompt_text
 
 
 async def drop_table(store: Store, table: str) -> None:
