@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from sqlalchemy import URL, select
+from sqlalchemy import URL, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.errors import StoreError
@@ -68,6 +68,10 @@ class WithoutIndex:
         )
 
 
+# Built once: the intake of every message reads the person's pause with it.
+SETTING_VALUE = select(SettingRow.value).where(SettingRow.key == bindparam("key"))
+
+
 @dataclass(frozen=True, slots=True)
 class StoreTransaction:
     """The repositories of one transaction: all they do commits together or not at all.
@@ -89,8 +93,8 @@ class StoreTransaction:
         await lock_people(self.session, owners)
 
     async def get_setting(self, key: str) -> str | None:
-        query = select(SettingRow.value).where(SettingRow.key == key)
-        value: str | None = (await self.session.execute(query)).scalar_one_or_none()
+        result = await self.session.execute(SETTING_VALUE, {"key": key})
+        value: str | None = result.scalar_one_or_none()
         return value
 
     async def set_setting(self, key: str, value: str) -> None:

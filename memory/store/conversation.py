@@ -8,9 +8,11 @@ from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    Integer,
     Row,
     Select,
     String,
+    bindparam,
     delete,
     exists,
     insert,
@@ -41,6 +43,60 @@ def to_turn(row: MessageRow | Row[Any]) -> ConversationTurn:
     )
 
 
+# The reply path's statements, built once: building a statement and its cache key costs the
+# event loop more than SQLite takes to run it (benchmarks/reply_cpu.py).
+INSERT_TURN = insert(MESSAGES).returning(MESSAGES.c.id)
+# One statement, so no forget slips between the check and the insert.
+INSERT_ANSWER = insert(MESSAGES).from_select(
+    ["room", "author", "role", "text", "created_at", "answer_to", "audience"],
+    select(
+        bindparam("room", type_=String()),
+        bindparam("author", type_=String()),
+        literal(Role.ASSISTANT.value),
+        bindparam("text", type_=String()),
+        bindparam("created_at", type_=UTCDateTime()),
+        bindparam("answer_to", type_=Integer()),
+        bindparam("audience", type_=String()),
+    ).where(exists().where(MESSAGES.c.id == bindparam("answer_to"))),
+)
+PERSON_TURN = (
+    select(MESSAGES)
+    .where(
+        MESSAGES.c.room == bindparam("room"),
+        MESSAGES.c.author == bindparam("author"),
+        MESSAGES.c.role == Role.USER.value,
+        MESSAGES.c.platform_message_id == bindparam("platform_message_id"),
+    )
+    .order_by(MESSAGES.c.id)
+    .limit(1)
+)
+NEWEST_FIRST = (MESSAGES.c.id.desc(),)
+RECENT_OF = (
+    select(MESSAGES)
+    .where(MESSAGES.c.room == bindparam("room"), MESSAGES.c.author == bindparam("author"))
+    .order_by(*NEWEST_FIRST)
+    .limit(bindparam("limit", type_=Integer()))
+)
+
+
+def recent_shared_query(*, for_audience: bool, since: bool) -> Select[Any]:
+    """The last turns of a group room readable by everyone there (and by an audience)."""
+    readable: ColumnElement[bool] = MESSAGES.c.audience.is_(None)
+    if for_audience:
+        readable = or_(readable, MESSAGES.c.audience == bindparam("audience"))
+    query = select(MESSAGES).where(MESSAGES.c.room == bindparam("room"), readable)
+    if since:
+        query = query.where(MESSAGES.c.created_at >= bindparam("since", type_=UTCDateTime()))
+    return query.order_by(*NEWEST_FIRST).limit(bindparam("limit", type_=Integer()))
+
+
+RECENT_SHARED = {
+    (for_audience, since): recent_shared_query(for_audience=for_audience, since=since)
+    for for_audience in (False, True)
+    for since in (False, True)
+}
+
+
 class TurnRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
@@ -59,21 +115,18 @@ class TurnRepository:
         answer_to: int | None = None,
     ) -> ConversationTurn:
         """``answer_to``: the person's turn a bot answer replies to (erased with it)."""
-        result = await self.session.execute(
-            insert(MESSAGES)
-            .values(
-                room=room,
-                author=author,
-                role=role.value,
-                text=text,
-                created_at=created_at,
-                platform_message_id=platform_message_id,
-                author_name=author_name,
-                audience=audience,
-                answer_to=answer_to,
-            )
-            .returning(MESSAGES.c.id)
-        )
+        values = {
+            "room": room,
+            "author": author,
+            "role": role.value,
+            "text": text,
+            "created_at": created_at,
+            "platform_message_id": platform_message_id,
+            "author_name": author_name,
+            "audience": audience,
+            "answer_to": answer_to,
+        }
+        result = await self.session.execute(INSERT_TURN, values)
         return ConversationTurn(
             id=int(result.scalar_one()),
             room=room,
@@ -100,35 +153,23 @@ class TurnRepository:
         """The bot's answer to the person's turn ``answer_to``; nothing if that turn is gone
         (forgotten while the answer was composed). One statement, so no forget slips between
         the check and the insert."""
-        values = select(
-            literal(room),
-            literal(author),
-            literal(Role.ASSISTANT.value),
-            literal(text),
-            literal(created_at, UTCDateTime()),
-            literal(answer_to),
-            literal(audience, String()),
-        ).where(exists().where(MessageRow.id == answer_to))
-        columns = ["room", "author", "role", "text", "created_at", "answer_to", "audience"]
-        result = await self.session.execute(insert(MessageRow).from_select(columns, values))
+        values = {
+            "room": room,
+            "author": author,
+            "text": text,
+            "created_at": created_at,
+            "answer_to": answer_to,
+            "audience": audience,
+        }
+        result = await self.session.execute(INSERT_ANSWER, values)
         return int(getattr(result, "rowcount", 0) or 0) == 1
 
     async def person_turn(
         self, room: str, author: str, platform_message_id: str
     ) -> ConversationTurn | None:
         """The person's turn with this platform id in this room, if it was stored."""
-        query = (
-            select(MESSAGES)
-            .where(
-                MESSAGES.c.room == room,
-                MESSAGES.c.author == author,
-                MESSAGES.c.role == Role.USER.value,
-                MESSAGES.c.platform_message_id == platform_message_id,
-            )
-            .order_by(MESSAGES.c.id)
-            .limit(1)
-        )
-        row = (await self.session.execute(query)).one_or_none()
+        values = {"room": room, "author": author, "platform_message_id": platform_message_id}
+        row = (await self.session.execute(PERSON_TURN, values)).one_or_none()
         return None if row is None else to_turn(row)
 
     async def recent(self, room: str, *, limit: int) -> list[ConversationTurn]:
@@ -145,26 +186,22 @@ class TurnRepository:
     async def recent_of(self, room: str, author: str, *, limit: int) -> list[ConversationTurn]:
         """The last ``limit`` turns between ``author`` and the bot in ``room``, oldest first
         (the bot's answers carry the person they answered as author)."""
-        query = select(MESSAGES).where(MESSAGES.c.room == room, MESSAGES.c.author == author)
-        return await self._newest(query, limit)
+        values = {"room": room, "author": author, "limit": limit}
+        rows = (await self.session.execute(RECENT_OF, values)).all()
+        return [to_turn(row) for row in reversed(rows)]
 
     async def recent_shared(
         self, room: str, *, audience: str | None, since: datetime | None, limit: int
     ) -> list[ConversationTurn]:
         """The last ``limit`` turns of a group room that a reader in ``audience`` (None: the
         room as a whole) could read from ``since`` (None: all), oldest first."""
-        readable: ColumnElement[bool] = MESSAGES.c.audience.is_(None)
+        query = RECENT_SHARED[(audience is not None, since is not None)]
+        values: dict[str, object] = {"room": room, "limit": limit}
         if audience is not None:
-            readable = or_(readable, MESSAGES.c.audience == audience)
-        query = select(MESSAGES).where(MESSAGES.c.room == room, readable)
+            values["audience"] = audience
         if since is not None:
-            query = query.where(MESSAGES.c.created_at >= since)
-        return await self._newest(query, limit)
-
-    async def _newest(self, query: Select[Any], limit: int) -> list[ConversationTurn]:
-        """The last ``limit`` turns ``query`` selects, oldest first."""
-        newest = query.order_by(MESSAGES.c.id.desc()).limit(limit)
-        rows = (await self.session.execute(newest)).all()
+            values["since"] = since
+        rows = (await self.session.execute(query, values)).all()
         return [to_turn(row) for row in reversed(rows)]
 
     async def said(self, rooms: Sequence[str], platform_message_id: str) -> ConversationTurn | None:

@@ -15,8 +15,10 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     Row,
+    Select,
     String,
     and_,
+    bindparam,
     cast,
     delete,
     func,
@@ -119,6 +121,29 @@ class EventDraft:
     source_message_id: str | None = None
 
 
+def facts_by_ids_query(*, only: bool, exclude: bool) -> Select[Any]:
+    """Facts by id, with the scope in the ``WHERE`` as :func:`visible_in` puts it: the owner,
+    and the one room (``only``) or every room but one (``exclude``)."""
+    conditions = [
+        FACTS.c.owner == bindparam("owner"),
+        FACTS.c.id.in_(bindparam("ids", expanding=True)),
+    ]
+    if only:
+        conditions.append(FACTS.c.room == bindparam("only_room"))
+    if exclude:
+        conditions.append(FACTS.c.room != bindparam("excluded_room"))
+    return select(FACTS).where(*conditions)
+
+
+# Recall reads facts by id on every reply: Core rows, from statements built once (building a
+# statement and its cache key costs the event loop more than SQLite takes to run it).
+FACTS_BY_IDS = {
+    (only, exclude): facts_by_ids_query(only=only, exclude=exclude)
+    for only in (False, True)
+    for exclude in (False, True)
+}
+
+
 class FactRepository:
     """Fact reads and writes inside one open transaction."""
 
@@ -149,13 +174,14 @@ class FactRepository:
     async def get_many(self, scope: Scope, fact_ids: Sequence[int]) -> list[Fact]:
         if not fact_ids:
             return []
-        # Core rows, not ORM objects: recall reads these on every reply.
-        query = select(FACTS).where(
-            FACTS.c.owner == scope.owner,
-            in_visible_rooms(scope, FACTS.c.room),
-            FACTS.c.id.in_(list(fact_ids)),
-        )
-        rows = (await self.session.execute(query)).all()
+        rooms = scope.visible_rooms()
+        query = FACTS_BY_IDS[(rooms.only is not None, rooms.exclude is not None)]
+        values: dict[str, object] = {"owner": scope.owner, "ids": list(fact_ids)}
+        if rooms.only is not None:
+            values["only_room"] = rooms.only
+        if rooms.exclude is not None:
+            values["excluded_room"] = rooms.exclude
+        rows = (await self.session.execute(query, values)).all()
         return [to_fact(row) for row in rows]
 
     async def list_in_scope(

@@ -77,6 +77,10 @@ def rowcount(result: object) -> int:
     return int(getattr(result, "rowcount", 0) or 0)
 
 
+# Built once: every message a person sends queues one (see memory.store.conversation).
+INSERT_PENDING = insert(PENDING_WRITES).returning(PENDING_WRITES.c.id)
+
+
 class PendingWriteRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
@@ -103,8 +107,7 @@ class PendingWriteRepository:
             "created_at": now,
             "corrects": corrects,
         }
-        statement = insert(PENDING_WRITES).values(values).returning(PENDING_WRITES.c.id)
-        pending_id = int((await self.session.execute(statement)).scalar_one())
+        pending_id = int((await self.session.execute(INSERT_PENDING, values)).scalar_one())
         return PendingWrite(
             id=pending_id,
             owner=scope.owner,
