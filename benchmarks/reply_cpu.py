@@ -83,7 +83,7 @@ def print_profile(profile: cProfile.Profile, count: int) -> None:
     for package, seconds in sorted(by_package.items(), key=lambda item: -item[1]):
         print(f"  {package:<12} {seconds / count * 1000:6.2f} ms  {seconds / total:5.1%}")
     print("\nheaviest functions (own time per reply):")
-    for function, seconds in sorted(by_function.items(), key=lambda item: -item[1])[:25]:
+    for function, seconds in sorted(by_function.items(), key=lambda item: -item[1])[:70]:
         print(f"  {seconds / count * 1000:6.3f} ms  {function}")
 
 
