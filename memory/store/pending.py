@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import replace
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    Row,
     and_,
     delete,
     exists,
@@ -34,7 +36,8 @@ from memory.store.people_lock import try_lock_person
 from memory.store.schema import PENDING_WRITES, PendingWriteRow
 
 
-def to_pending(row: PendingWriteRow) -> PendingWrite:
+def to_pending(row: PendingWriteRow | Row[Any]) -> PendingWrite:
+    """A queued write from its ORM row or from a Core row of ``PENDING_WRITES``."""
     return PendingWrite(
         id=row.id,
         owner=row.owner,
@@ -168,12 +171,14 @@ class PendingWriteRepository:
         later rows may go first). ``owner`` limits the search to one person.
         """
         busy = select(PendingWriteRow.owner).where(live_claim(now))
-        query = select(PendingWriteRow).where(PendingWriteRow.owner.not_in(busy))
+        # Core rows: every claim reads the whole queue but the busy people's, and under a
+        # burst that is hundreds of rows each time (ORM objects cost the event loop more).
+        query = select(PENDING_WRITES).where(PENDING_WRITES.c.owner.not_in(busy))
         if owner is not None:
-            query = query.where(PendingWriteRow.owner == owner)
+            query = query.where(PENDING_WRITES.c.owner == owner)
         if skip_owners:
-            query = query.where(PendingWriteRow.owner.not_in(list(skip_owners)))
-        rows = (await self.session.scalars(query.order_by(PendingWriteRow.id))).all()
+            query = query.where(PENDING_WRITES.c.owner.not_in(list(skip_owners)))
+        rows = (await self.session.execute(query.order_by(PENDING_WRITES.c.id))).all()
         blocked: set[str] = set()
         for row in rows:
             if row.owner in blocked:
