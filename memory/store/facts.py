@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from types import SimpleNamespace as Inserted
 from typing import Any
 
 from sqlalchemy import (
@@ -22,6 +23,7 @@ from sqlalchemy import (
     cast,
     delete,
     func,
+    insert,
     or_,
     select,
     true,
@@ -40,7 +42,7 @@ from memory.records import (
     NewFact,
 )
 from memory.scope import Scope
-from memory.store.schema import FACTS, FactEventRow, FactRow
+from memory.store.schema import FACT_EVENTS, FACTS, FactEventRow, FactRow
 
 
 def utc_now() -> datetime:
@@ -66,8 +68,8 @@ def in_visible_rooms(scope: Scope, room: ColumnElement[str] | Mapped[str]) -> Co
     return and_(true(), *conditions)
 
 
-def to_fact(row: FactRow | Row[Any]) -> Fact:
-    """A fact from its ORM row or from a Core row of ``FACTS``."""
+def to_fact(row: FactRow | Row[Any] | Inserted) -> Fact:
+    """A fact from its ORM row, a Core row of ``FACTS`` or the values just inserted."""
     return Fact(
         id=row.id,
         owner=row.owner,
@@ -85,7 +87,7 @@ def to_fact(row: FactRow | Row[Any]) -> Fact:
     )
 
 
-def to_event(row: FactEventRow) -> FactEvent:
+def to_event(row: FactEventRow | Row[Any] | Inserted) -> FactEvent:
     return FactEvent(
         id=row.id,
         owner=row.owner,
@@ -135,6 +137,9 @@ def facts_by_ids_query(*, only: bool, exclude: bool) -> Select[Any]:
     return select(FACTS).where(*conditions)
 
 
+# Every learned fact is one of each: inserted as Core rows (no ORM object and flush).
+INSERT_FACT = insert(FACTS).returning(FACTS.c.id)
+INSERT_EVENT = insert(FACT_EVENTS).returning(FACT_EVENTS.c.id)
 # Recall reads facts by id on every reply: Core rows, from statements built once (building a
 # statement and its cache key costs the event loop more than SQLite takes to run it).
 FACTS_BY_IDS = {
@@ -151,21 +156,22 @@ class FactRepository:
         self.session = session
 
     async def add(self, scope: Scope, new: NewFact, *, embedding_model: str | None = None) -> Fact:
-        row = FactRow(
-            owner=scope.owner,
-            room=scope.room,
-            text=new.text,
-            category=new.category,
-            status=FactStatus.ACTIVE.value,
-            source=new.source.value,
-            created_at=utc_now(),
-            valid_from=new.valid_from,
-            source_message_id=new.source_message_id,
-            embedding_model=embedding_model,
-        )
-        self.session.add(row)
-        await self.session.flush()
-        return to_fact(row)
+        values = {
+            "owner": scope.owner,
+            "room": scope.room,
+            "text": new.text,
+            "category": new.category,
+            "status": FactStatus.ACTIVE.value,
+            "source": new.source.value,
+            "created_at": utc_now(),
+            "valid_from": new.valid_from,
+            "valid_to": None,
+            "superseded_by": None,
+            "source_message_id": new.source_message_id,
+            "embedding_model": embedding_model,
+        }
+        result = await self.session.execute(INSERT_FACT, values)
+        return to_fact(Inserted(id=int(result.scalar_one()), **values))
 
     async def get(self, scope: Scope, fact_id: int) -> Fact | None:
         row = await self._row(scope, fact_id)
@@ -296,24 +302,24 @@ class FactRepository:
         )
 
     async def record_event(self, scope: Scope, draft: EventDraft) -> FactEvent:
-        row = FactEventRow(
-            owner=scope.owner,
-            room=scope.room,
-            fact_id=draft.fact_id,
-            related_fact_id=draft.related_fact_id,
-            proposed_action=draft.proposed_action,
-            proposed_target=draft.proposed_target,
-            final_action=draft.final_action.value,
-            guard=draft.guard,
-            old_text=draft.old_text,
-            new_text=draft.new_text,
-            actor=draft.actor.value,
-            created_at=utc_now(),
-            source_message_id=draft.source_message_id,
-        )
-        self.session.add(row)
-        await self.session.flush()
-        return to_event(row)
+        values = {
+            "owner": scope.owner,
+            "room": scope.room,
+            "fact_id": draft.fact_id,
+            "related_fact_id": draft.related_fact_id,
+            "proposed_action": draft.proposed_action,
+            "proposed_target": draft.proposed_target,
+            "final_action": draft.final_action.value,
+            "guard": draft.guard,
+            "old_text": draft.old_text,
+            "new_text": draft.new_text,
+            "actor": draft.actor.value,
+            "created_at": utc_now(),
+            "undone_at": None,
+            "source_message_id": draft.source_message_id,
+        }
+        result = await self.session.execute(INSERT_EVENT, values)
+        return to_event(Inserted(id=int(result.scalar_one()), **values))
 
     async def events_for_fact(self, scope: Scope, fact_id: int) -> list[FactEvent]:
         """The audit trail of one visible fact, oldest first; empty if not visible."""

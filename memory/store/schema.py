@@ -174,5 +174,6 @@ POSTGRES_ONLY_TABLES = frozenset({FactVectorRow.__tablename__})
 # The tables themselves, for SQLAlchemy Core statements where the reply path reads and
 # writes rows: no ORM objects, identity map or flush for a few plain rows.
 FACTS = Base.metadata.tables[FactRow.__tablename__]
+FACT_EVENTS = Base.metadata.tables[FactEventRow.__tablename__]
 MESSAGES = Base.metadata.tables[MessageRow.__tablename__]
 PENDING_WRITES = Base.metadata.tables[PendingWriteRow.__tablename__]
