@@ -162,12 +162,21 @@ async def test_user_mode_follows_the_person_but_keeps_dm_facts_out_of_groups(sto
     async with store.transaction() as transaction:
         in_room = await transaction.facts.add(ALICE_R1, NewFact("I like chess"))
         in_dm = await transaction.facts.add(ALICE_DM, NewFact("My salary is secret"))
-        await transaction.facts.add(BOB_R1, NewFact("Bob's fact"))
+        bobs = await transaction.facts.add(BOB_R1, NewFact("Bob's fact"))
+    everyone = [in_room.id, in_dm.id, bobs.id]
     async with store.transaction() as transaction:
         group = await transaction.facts.list_in_scope(ALICE_R2.with_mode(ScopeMode.USER))
         direct = await transaction.facts.list_in_scope(ALICE_DM.with_mode(ScopeMode.USER))
-    assert [f.id for f in group] == [in_room.id]
+        # Recall's read by id (its own statements) draws the same lines.
+        group_by_id = await transaction.facts.get_many(ALICE_R2.with_mode(ScopeMode.USER), everyone)
+        direct_by_id = await transaction.facts.get_many(
+            ALICE_DM.with_mode(ScopeMode.USER), everyone
+        )
+        room_by_id = await transaction.facts.get_many(ALICE_R2, everyone)
+    assert [f.id for f in group] == [f.id for f in group_by_id] == [in_room.id]
+    assert sorted(f.id for f in direct) == sorted(f.id for f in direct_by_id)
     assert sorted(f.id for f in direct) == sorted([in_room.id, in_dm.id])
+    assert room_by_id == []
 
 
 def test_scope_rejects_malformed_and_cross_platform_keys() -> None:
