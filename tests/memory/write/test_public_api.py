@@ -32,7 +32,6 @@ def test_writer_methods_and_parameters() -> None:
             "text",
             "message_time",
             "platform_message_id",
-            "learn",
             "author_name",
             "audience",
         ],
