@@ -9,7 +9,8 @@ HNSW index with the filter.
 Writes made by the write path go through :class:`PgVectorWrites` inside the store's own
 transaction, so facts and vectors commit together and reconcile has nothing to do. The
 methods of :class:`PgVectorIndex` that write (reconcile's repairs, re-embedding) open a
-transaction of their own.
+transaction of their own; the foreign key to the facts (``ON DELETE CASCADE``) and the lock
+:meth:`PgVectorIndex.upsert` takes make the erasure gate hold across processes.
 """
 
 from __future__ import annotations
@@ -116,8 +117,24 @@ class PgVectorIndex:
             ) from error
 
     async def upsert(self, facts: Sequence[IndexedFact]) -> None:
+        """Write the rows of the facts that still exist, in a transaction of its own.
+
+        Reconcile and re-embedding write from a read made earlier, and a forget in another
+        process does not pass this process's erasure gate. So the facts are locked against
+        deletion first (``FOR KEY SHARE``): a forget that committed meanwhile has its facts
+        left out here, and one still running waits for this commit and then deletes the
+        rows with its facts (``ON DELETE CASCADE``). Never a row without its fact.
+        """
+        if not facts:
+            return
+        existing = (
+            select(FactRow.id)
+            .where(FactRow.id.in_([fact.fact_id for fact in facts]))
+            .with_for_update(key_share=True)
+        )
         async with self._session() as session:
-            await PgVectorWrites(session).upsert(facts)
+            kept = set((await session.scalars(existing)).all())
+            await PgVectorWrites(session).upsert([fact for fact in facts if fact.fact_id in kept])
 
     async def delete(self, fact_ids: Sequence[int]) -> None:
         async with self._session() as session:

@@ -11,7 +11,7 @@ import numpy.typing as npt
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.embedding import FastEmbedEmbedder, Vectors
-from memory.index import IndexedFact, LanceFactIndex, ScoredFactId
+from memory.index import IndexedFact, ScoredFactId, VectorIndex
 from memory.index.after_commit import AfterCommitWrites
 from memory.scope import Scope
 
@@ -39,10 +39,11 @@ class PausedEmbedder:
 
 
 class PausedIndex:
-    """The real LanceDB index, whose first upsert waits until the test lets it go, and which
-    records when an erase reaches it (test double for a slow index write)."""
+    """The real index (LanceDB, or pgvector for reconcile's own writes), whose first upsert
+    waits until the test lets it go, and which records when an erase reaches it (test double
+    for a slow index write)."""
 
-    def __init__(self, inner: LanceFactIndex) -> None:
+    def __init__(self, inner: VectorIndex) -> None:
         self.inner = inner
         self.upsert_entered = asyncio.Event()
         self.gate = asyncio.Event()

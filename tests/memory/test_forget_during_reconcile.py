@@ -1,6 +1,8 @@
 """A forget that falls between reconcile's reading of SQLite and its writing of the index
 leaves no word of the fact in the index files: reconcile's writes pass the store's erasure
-gate, which a forget's erasure holds alone. Each order is forced with a gate in the test."""
+gate, which a forget's erasure holds alone. Each order is forced with a gate in the test.
+On PostgreSQL a forget in another process passes no gate of reconcile's: the vectors' foreign
+key to the facts and the lock reconcile's write takes on them keep the fact out there."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from pathlib import Path
 
 from memory.embedding import FastEmbedEmbedder
 from memory.index import LanceFactIndex
+from memory.index.pgvector import PgVectorIndex
 from memory.indexing import reconcile
 from memory.llm import ScriptedLanguageModel
 from memory.records import NewFact
@@ -17,6 +20,7 @@ from memory.store import Store
 from memory.write import MemoryWriter, WriteSettings
 from tests.memory.paused_parts import PausedEmbedder, PausedIndex
 from tests.memory.raw_bytes import files_containing
+from tests.servers.postgres import PostgresServer
 
 ALICE = Scope("console:alice", "console:room1")
 SECRET = "My passphrase is PERSIMMON-7"
@@ -80,3 +84,40 @@ async def test_a_forget_during_reconciles_index_write_erases_after_it(
     assert set(await index.indexed_models()) == {kept_id}
     assert files_containing(tmp_path / "index", TOKEN) == []
     await index.aclose()
+
+
+async def test_on_postgresql_a_forget_in_another_process_is_not_written_back(
+    postgres: PostgresServer, embedder: FastEmbedEmbedder
+) -> None:
+    """Two stores on one database are two processes: the forget does not pass reconcile's
+    erasure gate. It commits after reconcile re-read the fact as active and before its
+    write; the write leaves the forgotten fact out (no vector without its fact) and fails
+    nothing, the other fact is indexed."""
+    url = await postgres.fresh_database()
+    reconciling_store, forgetting_store = await Store.open(url), await Store.open(url)
+    try:
+        vectors = await PgVectorIndex.open(reconciling_store.database, dimension=384)
+        index = PausedIndex(vectors)
+        other_process_index = await PgVectorIndex.open(forgetting_store.database, dimension=384)
+        secret_id, kept_id = await _facts_not_yet_indexed(reconciling_store)
+        writer = MemoryWriter(
+            forgetting_store,
+            other_process_index,
+            embedder,
+            ScriptedLanguageModel(),
+            WriteSettings(),
+        )
+
+        reconciling = asyncio.create_task(reconcile(reconciling_store, index, embedder))
+        await index.upsert_entered.wait()  # re-read inside its own gate: both still active
+        assert await writer.forget(ALICE, secret_id)
+        index.gate.set()
+        report = await reconciling
+
+        assert report.missing == 2
+        assert set(await index.indexed_models()) == {kept_id}
+        assert await vectors.count() == 1
+        assert (await reconcile(reconciling_store, index, embedder)).in_step
+    finally:
+        await reconciling_store.aclose()
+        await forgetting_store.aclose()
