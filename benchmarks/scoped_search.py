@@ -223,6 +223,11 @@ async def load_lance(directory: Path, corpus: Corpus, size: int) -> float:
     return time.perf_counter() - started
 
 
+def progress(message: str) -> None:
+    """A long run's phases, with the load they ran under (the machine is shared)."""
+    print(f"{message} (load average {os.getloadavg()[0]:.1f})", flush=True)
+
+
 def milliseconds(started: float) -> float:
     return (time.perf_counter() - started) * 1000
 
@@ -243,8 +248,12 @@ async def measure(
     started = time.perf_counter()
     await load_postgres(url, corpus, size)
     postgres_load = time.perf_counter() - started
+    progress(f"{size:,} facts: PostgreSQL loaded in {postgres_load:.0f} s")
     lance_load = await load_lance(directory / "index", corpus, size)
+    progress(f"{size:,} facts: LanceDB loaded in {lance_load:.0f} s")
     hnsw_build = await build_hnsw(url) if hnsw else None
+    if hnsw_build is not None:
+        progress(f"{size:,} facts: HNSW built in {hnsw_build:.0f} s")
 
     store = Store.open_read_only(url)
     exact_index = PgVectorIndex(store.database)

@@ -101,7 +101,7 @@ async def _repair(
         report.stale,
         report.reembedded,
     )
-    await index.delete(stale)
+    await _delete_still_stale(store, index, stale)
     for start in range(0, len(to_embed), batch_size):
         batch = to_embed[start : start + batch_size]
         vectors = await embedder.embed([fact.text for fact in batch])
@@ -110,6 +110,17 @@ async def _repair(
         )
         async with store.transaction() as transaction:
             await transaction.facts.set_embedding_model(written, embedder.model_name)
+
+
+async def _delete_still_stale(store: Store, index: VectorIndex, stale: list[int]) -> None:
+    """Delete the rows of the facts that are still not active, read again: a write committed
+    since the database was read (another process's worker on PostgreSQL, this process's on
+    SQLite) made facts active and indexed them, and their rows must stay."""
+    if not stale:
+        return
+    async with store.read() as transaction:
+        active = await transaction.facts.admin_active_ids(stale)
+    await index.delete([fact_id for fact_id in stale if fact_id not in active])
 
 
 async def _write_still_active(

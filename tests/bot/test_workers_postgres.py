@@ -23,6 +23,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import URL, select
 
+from memory.embedding import FastEmbedEmbedder
+from memory.index.pgvector import PgVectorIndex
+from memory.indexing import reconcile
 from memory.records import FactStatus
 from memory.scope import Scope
 from memory.store import Store
@@ -214,3 +217,35 @@ async def wait_for_claims(
             return [row.claimed_until for row in rows if row.claimed_until is not None]
         await asyncio.sleep(0.2)
     pytest.fail("the worker claimed nothing in time:\n" + workers.log()[-3000:])
+
+
+async def test_reconcile_in_another_process_keeps_the_vectors_workers_commit(
+    database: URL, workers: Workers, embedder: FastEmbedEmbedder
+) -> None:
+    """Reconcile (the scheduled job, or a process's start-up) runs beside the workers: a
+    fact they commit between its reading of the facts and of the vectors looked stale, and
+    lost its vector, so the person's next message found no fact to update (order broken,
+    two places lived in at once). Reconcile runs here again and again while two workers
+    drain the queue."""
+    people, messages = 8, 12
+    store = await Store.open(database)
+    try:
+        await enqueue(store, people, messages)
+        index = await PgVectorIndex.open(store.database, dimension=384)
+        workers.start()
+        workers.start()
+        reconciles = 0
+        while await queued(store):
+            await reconcile(store, index, embedder)
+            reconciles += 1
+        await check_learned_in_order(store, people, messages)
+        assert (await reconcile(store, index, embedder, dry_run=True)).in_step
+    finally:
+        await store.aclose()
+    assert reconciles > 5, "the queue drained before reconcile could run beside it"
+    assert workers.stop_all() == [0, 0], workers.log()
+
+
+async def queued(store: Store) -> int:
+    async with store.read() as transaction:
+        return await transaction.pending.count()
