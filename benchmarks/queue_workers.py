@@ -56,6 +56,7 @@ class Run:
     lost: int
     applied_twice: int
     people_out_of_order: int
+    load_average: float  # the last minute's, at the end of the run (the machine is shared)
 
 
 def scope(person: int) -> Scope:
@@ -164,6 +165,7 @@ async def run(
     return Run(
         workers, kill, arguments.messages, round(start_seconds, 1), round(seconds, 1),
         round((arguments.messages - first) / seconds, 1), lost, twice, disorder,
+        round(os.getloadavg()[0], 1),
     )  # fmt: skip
 
 

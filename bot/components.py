@@ -149,8 +149,9 @@ async def _open_postgres(
         report = await reconcile(store, index, embedder)
         if not report.in_step:
             log.warning(
-                "vectors brought in step at start-up: %d missing, %d re-embedded",
+                "vectors brought in step at start-up: %d missing, %d stale, %d re-embedded",
                 report.missing,
+                report.stale,
                 report.reembedded,
             )
     return MemoryComponents(store, index, embedder)
