@@ -6,9 +6,10 @@ removes them. Removing files a search still reads would break it, so searches ho
 lock and the removal an exclusive one (one process per data folder: other processes are not
 guarded).
 
-Compaction merges only the small fragments single writes add (``pylance``, the Lance that
-``lancedb`` embeds: its compaction takes options, LanceDB's ``optimize()`` does not and
-merges every fragment under a million rows, i.e. rewrites the whole table every time).
+Compaction merges fragments in tiers of similar size (memory/index/tiers.py) through
+``pylance``, the Lance that ``lancedb`` embeds: its compaction takes options, LanceDB's
+``optimize()`` does not and merges every fragment under a million rows, i.e. rewrites the
+whole table every time.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from memory.index.after_commit import AfterCommitWrites
 from memory.index.base import IndexedFact, ScoredFactId, StoredVector
 from memory.index.filters import ids_where, key_digest, scope_where
 from memory.index.scope_cache import FactIds, Matrix, ScopeVectorCache
+from memory.index.tiers import DELETED_SHARE_TO_REWRITE, FragmentSize, next_merge
 from memory.scope import Scope
 
 log = logging.getLogger(__name__)
@@ -44,10 +46,9 @@ SCOPE_CACHE_ROWS = 50_000
 # What LanceDB raises for unreadable files (a zeroed manifest gives a KeyError: no columns).
 LANCE_ERRORS = (OSError, RuntimeError, ValueError, LookupError, pa.ArrowException)
 COLUMNS = ("fact_id", "owner_digest", "room_digest", "text", "model", "vector")
-# Compaction rewrites only fragments of fewer rows than this (and those with many deleted
-# rows): the tail that single writes leave, never the large fragments a bulk load or an
-# erase writes. Writes per learned fact and search time are in docs/benchmarks.md.
-COMPACTION_TARGET_ROWS = 8_192
+# A compaction merges fragments in tiers (memory/index/tiers.py); a merge can make a run of
+# the next size class long enough to merge, so one compaction may merge several times.
+MERGES_PER_COMPACTION = 32
 # The indices take in a compaction's new rows as a small segment of their own; every so many
 # compactions (and the storage job, reconcile and erase) merge the segments into one, which
 # rewrites the whole index: at 100k facts that is most of what a learned fact costs.
@@ -452,7 +453,7 @@ class LanceFactIndex:
         # Compaction and index refresh run beside searches (which stay on the version they
         # opened); only the removal of the old versions' files waits for them to finish.
         dataset = table_folder(self.path)
-        await asyncio.to_thread(_compact_small_fragments, dataset, merge_indices)
+        await asyncio.to_thread(_compact_in_tiers, dataset, merge_indices)
         await self._table.checkout_latest()
         async with self._files_lock.writer:
             await asyncio.to_thread(_remove_old_versions, dataset)
@@ -463,11 +464,46 @@ class LanceFactIndex:
         self._table.close()
 
 
-def _compact_small_fragments(dataset: Path, merge_indices: bool) -> None:
+def _compact_in_tiers(dataset: Path, merge_indices: bool) -> None:
     table = lance.dataset(str(dataset))
-    table.optimize.compact_files(target_rows_per_fragment=COMPACTION_TARGET_ROWS)
+    for _ in range(MERGES_PER_COMPACTION):
+        merged = next_merge(_fragment_sizes(table))
+        if not merged:
+            break
+        if len({_segments_covering(table, fragment.fragment_id) for fragment in merged}) > 1:
+            # Lance merges no fragments that different index segments cover: one segment
+            # for all first.
+            table.optimize.optimize_indices(num_indices_to_merge=_MERGE_ALL)
+            table = lance.dataset(str(dataset))
+        ids = {fragment.fragment_id for fragment in merged}
+        others = [fragment.fragment_id for fragment in table.get_fragments()]
+        table.optimize.compact_files(
+            # One fragment out, and every fragment in is below the target, so each is taken.
+            target_rows_per_fragment=sum(fragment.live_rows for fragment in merged) + 1,
+            excluded_fragment_ids=[fragment_id for fragment_id in others if fragment_id not in ids],
+            materialize_deletions_threshold=DELETED_SHARE_TO_REWRITE,
+        )
+        table = lance.dataset(str(dataset))
     # 0: the new rows become a segment of their own; else every segment is merged.
     table.optimize.optimize_indices(num_indices_to_merge=_MERGE_ALL if merge_indices else 0)
+
+
+def _segments_covering(table: lance.LanceDataset, fragment_id: int) -> frozenset[str]:
+    return frozenset(
+        f"{index.name}/{number}"
+        for index in table.describe_indices()
+        for number, segment in enumerate(index.segments)
+        if fragment_id in segment.fragment_ids
+    )
+
+
+def _fragment_sizes(table: lance.LanceDataset) -> list[FragmentSize]:
+    sizes = []
+    for fragment in table.get_fragments():
+        deletions = fragment.metadata.deletion_file
+        deleted = deletions.num_deleted_rows if deletions is not None else 0
+        sizes.append(FragmentSize(fragment.fragment_id, fragment.metadata.physical_rows, deleted))
+    return sizes
 
 
 def _remove_old_versions(dataset: Path) -> None:

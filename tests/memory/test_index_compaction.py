@@ -1,21 +1,24 @@
-"""Compaction rewrites only the small fragments single writes add, never the large ones: the
-bytes written per learned fact stay small however large the index (docs/benchmarks.md)."""
+"""Compaction merges the fragments single writes add in tiers, never rewriting the large ones
+for a few small ones: the bytes written per learned fact stay small however large the index,
+and so does the number of fragments a search reads (docs/benchmarks.md)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import lance
 import numpy as np
 
 from memory.index import IndexedFact, LanceFactIndex
-from memory.index.lance import COMPACTION_TARGET_ROWS, MERGE_INDICES_EVERY, table_folder
+from memory.index.lance import MERGE_INDICES_EVERY, table_folder
+from memory.index.tiers import MERGE_WIDTH, layout_after_single_writes
 from memory.scope import Scope
 from tests.memory.raw_bytes import files_containing
 
 ALICE = Scope("console:alice", "console:room1")
 DIMENSION = 8
-BULK = COMPACTION_TARGET_ROWS + 100
+BULK = 8_292
 
 
 def _fact(fact_id: int, text: str | None = None) -> IndexedFact:
@@ -47,7 +50,8 @@ async def test_compaction_leaves_the_large_fragment_as_it_is(tmp_path: Path) -> 
         await index.upsert([_fact(fact_id)])
 
     assert large <= _data_files(folder), "the large fragment was rewritten"
-    assert await index.fragment_count() <= 1 + 3  # at most one small one per compaction
+    # 8 rows per compaction: 8, 8, 8 side by side (fewer than MERGE_WIDTH of a size class).
+    assert await index.fragment_count() == 1 + 3
     assert await index.version_count() == 1
     assert await index.count() == BULK + 24
     hits = await index.full_text_search(ALICE, f"{BULK + 20}", limit=1)
@@ -74,7 +78,9 @@ async def test_an_erase_after_small_compactions_leaves_no_byte_of_the_fact(
     await index.aclose()
 
 
-async def test_compactions_add_index_segments_that_every_eighth_merges(tmp_path: Path) -> None:
+async def test_compactions_add_index_segments_that_merges_bring_back_to_one(
+    tmp_path: Path,
+) -> None:
     folder = tmp_path / "index"
     index = await LanceFactIndex.open(folder, dimension=DIMENSION, optimize_every=2)
     await index.upsert([_fact(n) for n in range(1, 1001)])
@@ -83,20 +89,50 @@ async def test_compactions_add_index_segments_that_every_eighth_merges(tmp_path:
     assert _segments(folder) == {"owner_digest_idx": 1, "text_idx": 1}
 
     fact_id = 1000
-    for _ in range(MERGE_INDICES_EVERY - 1):  # compactions that only add a segment
+    for _ in range(2):  # a compaction that only adds a segment
+        fact_id += 1
+        await index.upsert([_fact(fact_id)])
+    assert _segments(folder) == {"owner_digest_idx": 2, "text_idx": 2}
+
+    most = 0
+    for _ in range(MERGE_INDICES_EVERY * 2 - 1):
         for _ in range(2):
             fact_id += 1
             await index.upsert([_fact(fact_id)])
-    assert set(_segments(folder).values()) == {MERGE_INDICES_EVERY}
-    hits = await index.full_text_search(ALICE, f"{fact_id - 3}", limit=1)
-    assert [hit.fact_id for hit in hits] == [fact_id - 3]
-    (nearest,) = await index.search(ALICE, _fact(fact_id - 5).vector, limit=1)
-    assert nearest.fact_id == fact_id - 5
-
-    for _ in range(2):  # the eighth compaction merges
-        fact_id += 1
-        await index.upsert([_fact(fact_id)])
+        most = max(most, *_segments(folder).values())
+        hits = await index.full_text_search(ALICE, f"{fact_id - 1}", limit=1)
+        assert [hit.fact_id for hit in hits] == [fact_id - 1]
+        (nearest,) = await index.search(ALICE, _fact(fact_id - 1).vector, limit=1)
+        assert nearest.fact_id == fact_id - 1
+    # Merging fragments that different segments cover merges the segments first.
+    assert 1 < most <= MERGE_WIDTH
+    await index.optimize()
     assert _segments(folder) == {"owner_digest_idx": 1, "text_idx": 1}
     assert await index.count() == fact_id
     assert await index.version_count() == 1
     await index.aclose()
+
+
+async def test_single_writes_leave_a_few_fragments_that_search_as_one(tmp_path: Path) -> None:
+    writes, every = 296, 8
+    # No scope cache: the searches are LanceDB's, over the fragments.
+    index = await LanceFactIndex.open(
+        tmp_path / "tiers", dimension=DIMENSION, optimize_every=every, scope_cache_rows=0
+    )
+    for fact_id in range(1, writes + 1):
+        await index.upsert([_fact(fact_id)])
+    whole = await LanceFactIndex.open(tmp_path / "whole", dimension=DIMENSION, scope_cache_rows=0)
+    await whole.upsert([_fact(n) for n in range(1, writes + 1)])
+
+    layout = layout_after_single_writes(writes, every).fragment_rows
+    table = lance.dataset(str(table_folder(tmp_path / "tiers")))
+    assert [fragment.count_rows() for fragment in table.get_fragments()] == layout
+    assert await whole.fragment_count() == 1
+    assert len(layout) <= (MERGE_WIDTH - 1) * (1 + math.log(writes, MERGE_WIDTH))
+    for probe in range(1, writes + 1, 37):
+        vector = _fact(probe).vector
+        tiered = await index.search(ALICE, vector, limit=6)
+        assert tiered == await whole.search(ALICE, vector, limit=6)
+    assert await index.version_count() == 1
+    await index.aclose()
+    await whole.aclose()

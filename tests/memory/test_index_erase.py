@@ -107,12 +107,12 @@ async def test_erase_also_removes_rows_deleted_before(tmp_path: Path) -> None:
     # it); forgetting the fact must take that version's bytes too.
     folder = tmp_path / "index"
     index = await _filled(folder, 200, secret_id=0)
-    await index.upsert(
-        [_fact(500, f"{EARLIER_SECRET} was my passphrase"), _fact(501, f"{SECRET} is it now")]
-    )
+    earlier, now = f"{EARLIER_SECRET} was my passphrase", f"{SECRET} is it now"
+    plain = [_fact(n, f"I own {n} plain stones") for n in range(502, 520)]
+    await index.upsert([_fact(500, earlier), _fact(501, now), *plain])
     await index.optimize()
     await index.delete([500])
-    # One deleted row in 202 is below compaction's threshold: its bytes stay in the file.
+    # One deleted row in 20 is below compaction's threshold: its bytes stay in the file.
     await index.optimize()
     assert files_containing(folder, EARLIER_SECRET)
 
@@ -120,7 +120,7 @@ async def test_erase_also_removes_rows_deleted_before(tmp_path: Path) -> None:
 
     assert files_containing(folder, EARLIER_SECRET) == []
     assert files_containing(folder, SECRET) == []
-    assert await index.count() == 200
+    assert await index.count() == 218
     await index.aclose()
 
 
