@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.data_folder_size [--facts 100000] [--people 100]
         [--updates 10000] [--forget-people 10] [--single-forgets 20] [--at-once 1]
-        [--json OUT]
+        [--measure-at 25000 50000] [--json OUT]
 
 Every fact arrives as its own message through the write path (``MemoryWriter.accept``: the
 turn and the queued write; then the queue worker: extraction, candidates from the index,
@@ -54,6 +54,7 @@ EXTRACTION_OPENING = extraction.SYSTEM_PROMPT.split("\n", 1)[0]
 THINGS = ["chess", "jazz", "bicycles", "sourdough", "cameras", "novels", "hiking", "tea"]
 PLACES = ["Paris", "Lyon", "Berlin", "Porto", "Oslo", "Turin", "Ghent", "Cork"]
 SAYS = "Please remember this: "
+PROGRESS_EVERY = 2_000
 NEW_FACT = re.compile(r"^New fact (\d+): (.*)$")
 CANDIDATE = re.compile(r"^\s+(\d+): (.*)$")
 
@@ -116,6 +117,9 @@ class Phase:
     index_mib: float
     ratio: float
     search_p50_ms: float
+    uncached_p50_ms: float
+    uncached_p95_ms: float
+    fragments: int
     written_mib: float
 
 
@@ -131,14 +135,23 @@ def person(number: int) -> Scope:
     return Scope(f"console:person{number}", "console:room1")
 
 
-async def search_p50_ms(index: LanceFactIndex, embedder: HashingEmbedder, people: int) -> float:
+async def search_ms(index: LanceFactIndex, embedder: HashingEmbedder, people: int) -> list[float]:
     timings = []
     for n in range(200):
         (vector,) = await embedder.embed([fact_text(n * 37)])
         started = time.perf_counter()
         await index.search(person(n % people), vector, limit=6)
         timings.append((time.perf_counter() - started) * 1000)
-    return statistics.median(timings)
+    return timings
+
+
+async def uncached_search_ms(path: Path, embedder: HashingEmbedder, people: int) -> list[float]:
+    """The same searches through a second handle without the scope cache: LanceDB's own."""
+    index = await LanceFactIndex.open(path, dimension=DIMENSION, scope_cache_rows=0)
+    try:
+        return await search_ms(index, embedder, people)
+    finally:
+        await index.aclose()
 
 
 class Bench:
@@ -175,6 +188,8 @@ class Bench:
         index = await self.index.space()
         folder = await asyncio.to_thread(folder_bytes, self.data_dir)
         live = database.live_bytes + index.live_bytes
+        warm = await search_ms(self.index, self.embedder, self.people)
+        uncached = await uncached_search_ms(self.index.path, self.embedder, self.people)
         phase = Phase(
             name,
             round(time.perf_counter() - self.started),
@@ -183,7 +198,10 @@ class Bench:
             round(database.live_bytes / 2**20, 1),
             round(index.live_bytes / 2**20, 1),
             round(folder / live, 2),
-            round(await search_p50_ms(self.index, self.embedder, self.people), 1),
+            round(statistics.median(warm), 1),
+            round(statistics.median(uncached), 1),
+            round(statistics.quantiles(uncached, n=20)[18], 1),
+            await self.index.fragment_count(),
             round((bytes_written() - self.written_before) / 2**20, 1),
         )
         print(phase, flush=True)
@@ -203,8 +221,11 @@ async def run(arguments: argparse.Namespace, data_dir: Path) -> list[Phase]:
         for first in range(0, arguments.facts, at_once):
             numbers = range(first, min(first + at_once, arguments.facts))
             await bench.say([(number, fact_text(number)) for number in numbers])
-            if (first + at_once) // 5000 > first // 5000:
-                print(f"  {numbers[-1] + 1} facts", flush=True)
+            if (first + at_once) // PROGRESS_EVERY > first // PROGRESS_EVERY:
+                elapsed = time.perf_counter() - bench.started
+                print(f"  {numbers[-1] + 1} facts, {elapsed:.0f} s", flush=True)
+            if any(first < at <= first + at_once for at in arguments.measure_at):
+                phases.append(await bench.measure(f"{numbers[-1] + 1} facts added"))
         phases.append(await bench.measure(f"{arguments.facts} facts added"))
         for first in range(0, arguments.updates, at_once):
             steps = range(first, min(first + at_once, arguments.updates))
@@ -237,6 +258,13 @@ def main() -> None:
     parser.add_argument("--forget-people", type=int, default=10)
     parser.add_argument("--single-forgets", type=int, default=20)
     parser.add_argument("--at-once", type=int, default=1, help="messages taken in per drain")
+    parser.add_argument(
+        "--measure-at",
+        type=int,
+        nargs="*",
+        default=[],
+        help="also run the storage job and measure after this many facts are added",
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="mnemo-size-") as workdir:
