@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TypeVar
@@ -75,7 +75,7 @@ async def extract_facts(llm: LanguageModel, text: str, message_time: datetime) -
 
 
 async def ask(
-    llm: LanguageModel, messages: Sequence[ChatMessage], json_schema: dict[str, object]
+    llm: LanguageModel, messages: Sequence[ChatMessage], json_schema: Mapping[str, object]
 ) -> str:
     """The model's extraction text; a cut answer is an unusable one (never an outage)."""
     try:

@@ -8,7 +8,8 @@ Database ids never reach the model: a number it invents can only be one that was
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -100,5 +101,7 @@ def build_messages(text: str, known: Sequence[str]) -> list[ChatMessage]:
     return [ChatMessage("system", system), ChatMessage("user", render(text, known))]
 
 
-def json_schema() -> dict[str, object]:
+@functools.cache
+def json_schema() -> Mapping[str, object]:
+    """Built once: pydantic takes longer to build it than the rest of a write's planning."""
     return CombinedResponse.model_json_schema(mode="serialization")

@@ -6,7 +6,8 @@ it invents or copies from the message can only be a number that was not shown.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -96,5 +97,7 @@ def build_retry_messages(
     ]
 
 
-def json_schema() -> dict[str, object]:
+@functools.cache
+def json_schema() -> Mapping[str, object]:
+    """Built once: pydantic takes longer to build it than the rest of a write's planning."""
     return DecisionResponse.model_json_schema()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from memory.llm import ChatMessage
@@ -94,5 +97,7 @@ def build_messages(text: str) -> list[ChatMessage]:
     return [ChatMessage("system", system), ChatMessage("user", text)]
 
 
-def json_schema() -> dict[str, object]:
+@functools.cache
+def json_schema() -> Mapping[str, object]:
+    """Built once: pydantic takes longer to build it than the rest of a write's planning."""
     return ExtractionResponse.model_json_schema()
