@@ -31,7 +31,7 @@ import numpy as np
 
 from benchmarks.forget_cost import DIMENSION, PEOPLE, facts, person
 from memory.index import LanceFactIndex
-from memory.index.lance import table_folder
+from memory.index.lance import MERGE_INDICES_EVERY, table_folder
 from memory.index.tiers import layout_after_single_writes
 
 SEARCHES = 200
@@ -55,7 +55,9 @@ def layouts(size: int) -> dict[str, list[int]]:
     return {
         "one fragment": [size],
         "small only": [SMALL_ONLY_TARGET] * full + ([tail] if tail else []),
-        "tiered": layout_after_single_writes(size, OPTIMIZE_EVERY).fragment_rows,
+        "tiered": layout_after_single_writes(
+            size, OPTIMIZE_EVERY, MERGE_INDICES_EVERY
+        ).fragment_rows,
     }
 
 

@@ -49,9 +49,10 @@ COLUMNS = ("fact_id", "owner_digest", "room_digest", "text", "model", "vector")
 # A compaction merges fragments in tiers (memory/index/tiers.py); a merge can make a run of
 # the next size class long enough to merge, so one compaction may merge several times.
 MERGES_PER_COMPACTION = 32
-# The indices take in a compaction's new rows as a small segment of their own; every so many
-# compactions (and the storage job, reconcile and erase) merge the segments into one, which
-# rewrites the whole index: at 100k facts that is most of what a learned fact costs.
+# The indices take in new rows every so many compactions (and at the storage job, reconcile
+# and erase), as one segment: that rewrites every index, which at 100k facts is most of what
+# a learned fact costs. Until then the new rows (at most this many compactions' worth) are
+# searched without the indices, and tiers of fragments whose coverage differs wait.
 MERGE_INDICES_EVERY = 8
 _MERGE_ALL = 1_000_000
 
@@ -466,15 +467,14 @@ class LanceFactIndex:
 
 def _compact_in_tiers(dataset: Path, merge_indices: bool) -> None:
     table = lance.dataset(str(dataset))
+    if merge_indices:
+        # First, so that every fragment is covered alike and any tier may merge.
+        table.optimize.optimize_indices(num_indices_to_merge=_MERGE_ALL)
+        table = lance.dataset(str(dataset))
     for _ in range(MERGES_PER_COMPACTION):
         merged = next_merge(_fragment_sizes(table))
         if not merged:
             break
-        if len({_segments_covering(table, fragment.fragment_id) for fragment in merged}) > 1:
-            # Lance merges no fragments that different index segments cover: one segment
-            # for all first.
-            table.optimize.optimize_indices(num_indices_to_merge=_MERGE_ALL)
-            table = lance.dataset(str(dataset))
         ids = {fragment.fragment_id for fragment in merged}
         others = [fragment.fragment_id for fragment in table.get_fragments()]
         table.optimize.compact_files(
@@ -484,25 +484,22 @@ def _compact_in_tiers(dataset: Path, merge_indices: bool) -> None:
             materialize_deletions_threshold=DELETED_SHARE_TO_REWRITE,
         )
         table = lance.dataset(str(dataset))
-    # 0: the new rows become a segment of their own; else every segment is merged.
-    table.optimize.optimize_indices(num_indices_to_merge=_MERGE_ALL if merge_indices else 0)
-
-
-def _segments_covering(table: lance.LanceDataset, fragment_id: int) -> frozenset[str]:
-    return frozenset(
-        f"{index.name}/{number}"
-        for index in table.describe_indices()
-        for number, segment in enumerate(index.segments)
-        if fragment_id in segment.fragment_ids
-    )
 
 
 def _fragment_sizes(table: lance.LanceDataset) -> list[FragmentSize]:
+    coverage: dict[int, set[str]] = {}
+    for index in table.describe_indices():
+        for segment in index.segments:
+            for fragment_id in segment.fragment_ids:
+                coverage.setdefault(fragment_id, set()).add(str(segment.uuid))
     sizes = []
     for fragment in table.get_fragments():
         deletions = fragment.metadata.deletion_file
         deleted = deletions.num_deleted_rows if deletions is not None else 0
-        sizes.append(FragmentSize(fragment.fragment_id, fragment.metadata.physical_rows, deleted))
+        covered = frozenset(coverage.get(fragment.fragment_id, ()))
+        sizes.append(
+            FragmentSize(fragment.fragment_id, fragment.metadata.physical_rows, deleted, covered)
+        )
     return sizes
 
 

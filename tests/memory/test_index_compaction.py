@@ -33,6 +33,21 @@ def _segments(folder: Path) -> dict[str, int]:
     return {index.name: len(index.segments) for index in described}
 
 
+def _unindexed_rows(folder: Path) -> int:
+    table = lance.dataset(str(table_folder(folder)))
+    (owner_index,) = [
+        index for index in table.describe_indices() if index.name == "owner_digest_idx"
+    ]
+    indexed = {
+        fragment_id for segment in owner_index.segments for fragment_id in segment.fragment_ids
+    }
+    return sum(
+        fragment.count_rows()
+        for fragment in table.get_fragments()
+        if fragment.fragment_id not in indexed
+    )
+
+
 def _data_files(folder: Path) -> set[str]:
     return {path.name for path in (table_folder(folder) / "data").iterdir()}
 
@@ -78,36 +93,33 @@ async def test_an_erase_after_small_compactions_leaves_no_byte_of_the_fact(
     await index.aclose()
 
 
-async def test_compactions_add_index_segments_that_merges_bring_back_to_one(
-    tmp_path: Path,
-) -> None:
+async def test_new_rows_wait_unindexed_until_every_eighth_compaction(tmp_path: Path) -> None:
     folder = tmp_path / "index"
     index = await LanceFactIndex.open(folder, dimension=DIMENSION, optimize_every=2)
     await index.upsert([_fact(n) for n in range(1, 1001)])
     await index.full_text_search(ALICE, "stones", limit=1)
     await index.optimize()
     assert _segments(folder) == {"owner_digest_idx": 1, "text_idx": 1}
+    assert _unindexed_rows(folder) == 0
 
     fact_id = 1000
-    for _ in range(2):  # a compaction that only adds a segment
-        fact_id += 1
-        await index.upsert([_fact(fact_id)])
-    assert _segments(folder) == {"owner_digest_idx": 2, "text_idx": 2}
-
-    most = 0
-    for _ in range(MERGE_INDICES_EVERY * 2 - 1):
+    for _ in range(MERGE_INDICES_EVERY - 1):  # compactions that index nothing
         for _ in range(2):
             fact_id += 1
             await index.upsert([_fact(fact_id)])
-        most = max(most, *_segments(folder).values())
-        hits = await index.full_text_search(ALICE, f"{fact_id - 1}", limit=1)
-        assert [hit.fact_id for hit in hits] == [fact_id - 1]
-        (nearest,) = await index.search(ALICE, _fact(fact_id - 1).vector, limit=1)
-        assert nearest.fact_id == fact_id - 1
-    # Merging fragments that different segments cover merges the segments first.
-    assert 1 < most <= MERGE_WIDTH
-    await index.optimize()
+        assert _segments(folder) == {"owner_digest_idx": 1, "text_idx": 1}
+        # Searched all the same, without the indices.
+        hits = await index.full_text_search(ALICE, f"{fact_id}", limit=1)
+        assert [hit.fact_id for hit in hits] == [fact_id]
+        (nearest,) = await index.search(ALICE, _fact(fact_id).vector, limit=1)
+        assert nearest.fact_id == fact_id
+    assert _unindexed_rows(folder) == 2 * (MERGE_INDICES_EVERY - 1)
+
+    for _ in range(2):  # the eighth compaction indexes them
+        fact_id += 1
+        await index.upsert([_fact(fact_id)])
     assert _segments(folder) == {"owner_digest_idx": 1, "text_idx": 1}
+    assert _unindexed_rows(folder) == 0
     assert await index.count() == fact_id
     assert await index.version_count() == 1
     await index.aclose()
@@ -124,7 +136,7 @@ async def test_single_writes_leave_a_few_fragments_that_search_as_one(tmp_path: 
     whole = await LanceFactIndex.open(tmp_path / "whole", dimension=DIMENSION, scope_cache_rows=0)
     await whole.upsert([_fact(n) for n in range(1, writes + 1)])
 
-    layout = layout_after_single_writes(writes, every).fragment_rows
+    layout = layout_after_single_writes(writes, every, MERGE_INDICES_EVERY).fragment_rows
     table = lance.dataset(str(table_folder(tmp_path / "tiers")))
     assert [fragment.count_rows() for fragment in table.get_fragments()] == layout
     assert await whole.fragment_count() == 1

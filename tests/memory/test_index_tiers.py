@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from memory.index.lance import MERGE_INDICES_EVERY
 from memory.index.tiers import (
     MERGE_WIDTH,
     MOST_FRAGMENTS,
@@ -14,7 +15,7 @@ from memory.index.tiers import (
 
 
 def test_a_hundred_thousand_single_writes_keep_few_fragments_and_few_rewrites() -> None:
-    layout = layout_after_single_writes(100_000, 32)
+    layout = layout_after_single_writes(100_000, 32, MERGE_INDICES_EVERY)
     assert sum(layout.fragment_rows) == 100_000
     classes = 1 + math.log(100_000, MERGE_WIDTH)
     assert layout.most_fragments <= (MERGE_WIDTH - 1) * classes
