@@ -18,8 +18,11 @@ and ``--single-forgets`` single ``forget <n>``, through ``MemoryWriter.forget_al
 ``forget`` (SQLite erase, index erase, WAL truncated). After each phase the scheduled
 storage job runs (index compaction, free pages given back), and the folder, the live size
 (SQLite pages in use + index rows and indices of the current version) and the search
-latency (p50 of 200 scoped searches, as recall does them) are printed, with what the process
-handed to ``write`` during the phase (``wchar``: SQLite and the index). The people's turns
+latency (p50 of 200 scoped searches, as recall does them, mostly from the scope cache; and
+p50/p95 of the same searches through LanceDB, a second handle without the cache) are
+printed, with the index's fragments and what the process handed to ``write`` during the
+phase (``wchar``: SQLite and the index). ``--measure-at`` also measures during the adds (the
+storage job runs there too). The people's turns
 are stored as the bot stores them (the bot keeps them 30 days; no purge runs here).
 """
 
