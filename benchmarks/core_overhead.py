@@ -154,28 +154,37 @@ def report(name: str, values: list[float] | tuple[list[float], list[float]]) -> 
     print(line)
 
 
+def benchmark_config(directory: str) -> Config:
+    """A data folder in ``directory``, the offline model, no reranker, no rate limit."""
+    return Config.model_validate(
+        {
+            "storage": {"data_dir": str(Path(directory) / "data")},
+            "embedding": {"model_path": str(LOCAL_MODEL_DIRECTORY)},
+            "memory": {"reranker_model": ""},
+            "chat": {"rate_limit_per_minute": 100_000},
+        }
+    )
+
+
+async def fill_three_people(application: Application, fact_count: int) -> None:
+    """``fact_count`` facts each for the speaker (alice's DM) and two others, compacted."""
+    await fill(application, Scope("console:alice", "console:dm"), fact_count, 0)
+    await fill(application, Scope("console:bob", "console:dm"), fact_count, fact_count)
+    await fill(application, Scope("console:carol", "console:room"), fact_count, 2 * fact_count)
+    # Compact the freshly appended fragments, as reconcile does at start-up and on schedule.
+    await application.index.optimize()
+
+
 async def run(fact_count: int, messages: int) -> None:
     with tempfile.TemporaryDirectory() as directory:
-        config = Config.model_validate(
-            {
-                "storage": {"data_dir": str(Path(directory) / "data")},
-                "embedding": {"model_path": str(LOCAL_MODEL_DIRECTORY)},
-                "memory": {"reranker_model": ""},
-                "chat": {"rate_limit_per_minute": 100_000},
-            }
-        )
         model = TimedModel()
-        application = await build_application(config, llm=model, embedder=real_embedder())
+        application = await build_application(
+            benchmark_config(directory), llm=model, embedder=real_embedder()
+        )
         try:
             started = time.perf_counter()
-            await fill(application, Scope("console:alice", "console:dm"), fact_count, 0)
-            await fill(application, Scope("console:bob", "console:dm"), fact_count, fact_count)
-            await fill(
-                application, Scope("console:carol", "console:room"), fact_count, 2 * fact_count
-            )
+            await fill_three_people(application, fact_count)
             print(f"filled {3 * fact_count} facts in {time.perf_counter() - started:.1f} s")
-            # Compact the freshly appended fragments, as reconcile does at start-up and on schedule.
-            await application.index.optimize()
             half = messages // 2
             # Warm-up (not reported): first queries load caches in SQLite, LanceDB and ONNX.
             await measure(application, model, [*STATEMENTS, *QUESTIONS] * 3, 0)

@@ -21,13 +21,16 @@ import pstats
 import statistics
 import tempfile
 import time
-from pathlib import Path
 
-from benchmarks.core_overhead import STATEMENTS, TimedModel, fill, message
+from benchmarks.core_overhead import (
+    STATEMENTS,
+    TimedModel,
+    benchmark_config,
+    fill_three_people,
+    message,
+)
 from bot.app import Application, build_application
-from bot.config import Config
-from memory.scope import Scope
-from tests.conftest import LOCAL_MODEL_DIRECTORY, real_embedder
+from tests.conftest import real_embedder
 
 PACKAGES = (
     "sqlalchemy",
@@ -89,24 +92,14 @@ def print_profile(profile: cProfile.Profile, count: int) -> None:
 
 async def run(fact_count: int, count: int, profiled: bool) -> None:
     with tempfile.TemporaryDirectory() as directory:
-        config = Config.model_validate(
-            {
-                "storage": {"data_dir": str(Path(directory) / "data")},
-                "embedding": {"model_path": str(LOCAL_MODEL_DIRECTORY)},
-                "memory": {"reranker_model": ""},
-                "chat": {"rate_limit_per_minute": 100_000},
-            }
-        )
         application = await build_application(
-            config, llm=TimedModel(), embedder=real_embedder(), apply_queued=False
+            benchmark_config(directory),
+            llm=TimedModel(),
+            embedder=real_embedder(),
+            apply_queued=False,
         )
         try:
-            await fill(application, Scope("console:alice", "console:dm"), fact_count, 0)
-            await fill(application, Scope("console:bob", "console:dm"), fact_count, fact_count)
-            await fill(
-                application, Scope("console:carol", "console:room"), fact_count, 2 * fact_count
-            )
-            await application.index.optimize()
+            await fill_three_people(application, fact_count)
             await replies(application, 40, 0)  # warm-up: caches of SQLite, LanceDB, ONNX
             loop_cpu, process_cpu = await replies(application, count, 100)
             print(
