@@ -66,23 +66,27 @@ async def fact_id(bot: Harness, scope: Scope, text: str) -> int:
 
 async def test_forget_one_fact_erases_its_versions_events_and_source_turns(bot: Harness) -> None:
     data = bot.app.config.storage.data_dir
-    locker = "My locker code is 4417 ZEBRA"
-    bot.mind.facts["My locker code is 4417 ZEBRA."] = [fact(locker), fact(locker)]
-    bot.mind.replies.append("Noted: 4417 ZEBRA.")
-    await bot.say("alice", "My locker code is 4417 ZEBRA.")
+    locker = "My locker code is 44170917 ZEBRA"
+    bot.mind.facts["My locker code is 44170917 ZEBRA."] = [fact(locker), fact(locker)]
+    bot.mind.replies.append("Noted: 44170917 ZEBRA.")
+    await bot.say("alice", "My locker code is 44170917 ZEBRA.")
     bot.mind.facts["I have a cat named Miso."] = [fact("I have a cat named Miso")]
     await bot.say("alice", "I have a cat named Miso.")
-    bot.mind.facts["My locker code is now 9982 OKAPI."] = [fact("My locker code is 9982 OKAPI")]
+    bot.mind.facts["My locker code is now 99820536 OKAPI."] = [
+        fact("My locker code is 99820536 OKAPI")
+    ]
     bot.mind.decisions.append('{"decisions": [{"fact": 1, "action": "UPDATE", "target": 1}]}')
-    await bot.say("alice", "My locker code is now 9982 OKAPI.")
+    await bot.say("alice", "My locker code is now 99820536 OKAPI.")
     bot.mind.facts["My locker code is 5550 WALRUS."] = [fact("My locker code is 5550 WALRUS")]
     await bot.say("bob", "My locker code is 5550 WALRUS.")
-    newest = await fact_id(bot, ALICE_DM, "My locker code is 9982 OKAPI")
+    newest = await fact_id(bot, ALICE_DM, "My locker code is 99820536 OKAPI")
     assert len(await rows_with(bot.app.store, "ZEBRA")) >= 5  # facts, events, turns
 
     assert await bot.say("alice", f"!memory forget {newest}") == f"Forgotten for good: #{newest}."
 
-    for word in ("ZEBRA", "4417", "OKAPI", "9982"):
+    # Eight digits: a message without a platform id gets a random hex id, where a
+    # four-digit code turned up by chance (once in a CI run).
+    for word in ("ZEBRA", "44170917", "OKAPI", "99820536"):
         assert await rows_with(bot.app.store, word) == [], word
         assert files_with(data, word) == [], word
     # What else Alice said, and Bob's locker, are untouched.
@@ -95,7 +99,7 @@ async def test_forget_one_fact_erases_its_versions_events_and_source_turns(bot: 
     await bot.say("alice", "hello")
     prompt = bot.last_reply_prompt()
     assert "Miso" in prompt
-    assert not any(word in prompt for word in ("ZEBRA", "4417", "OKAPI", "9982"))
+    assert not any(word in prompt for word in ("ZEBRA", "44170917", "OKAPI", "99820536"))
 
 
 async def test_a_forget_deletes_the_copies_made_before_schema_upgrades(
