@@ -11,7 +11,8 @@ them until the queue is empty. Checked afterwards: nothing lost (every message a
 exactly once, by its source id), per-person order kept (each person's facts in message
 order, each superseded by the next, the last one active). The rate is counted from the
 first applied message (the workers' start, mostly loading the embedding model, is printed
-apart).
+apart). So does the CPU per applied message, of the workers and of PostgreSQL, read from
+``/proc``: the number the machine's load does not bend.
 
 The last run has 2 workers of which one is killed (kill -9) once ``--kill-at`` of the
 messages are applied; its claims are taken over when their lease ends (``--lease``, 10 s
@@ -57,6 +58,9 @@ class Run:
     applied_twice: int
     people_out_of_order: int
     load_average: float  # the last minute's, at the end of the run (the machine is shared)
+    # CPU per applied message, which the load does not bend (the rates above it does).
+    worker_cpu_ms: float
+    postgres_cpu_ms: float
 
 
 def scope(person: int) -> Scope:
@@ -113,6 +117,27 @@ async def check(store: Store, messages: int, people: int) -> tuple[int, int, int
     return lost, twice, out_of_order
 
 
+def cpu_seconds(pid: int) -> float:
+    """A process's CPU (user + system), with that of the children it has waited for."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    utime, stime, children_utime, children_stime = (int(field) for field in fields[11:15])
+    return (utime + stime + children_utime + children_stime) / os.sysconf("SC_CLK_TCK")
+
+
+def postgres_cpu_seconds(server: PostgresServer) -> float:
+    """The server's CPU: the postmaster (with its ended backends) and its live backends."""
+    postmaster = int((server.directory / "postmaster.pid").read_text().split()[0])
+    total = cpu_seconds(postmaster)
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == postmaster:
+                total += cpu_seconds(int(stat.parent.name))
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # a backend that ended meanwhile: the postmaster's children's time has it
+    return total
+
+
 def start_worker(url: URL, directory: Path, lease: float) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "tests.servers.queue_worker"]
     command += ["--database-url", url.render_as_string(hide_password=False)]
@@ -131,6 +156,7 @@ async def run(
     processes: list[subprocess.Popen[bytes]] = []
     try:
         await fill(store, arguments.messages, arguments.people)
+        worker_cpu: dict[int, float] = {}
         launched = time.monotonic()
         processes = [start_worker(url, directory, arguments.lease) for _ in range(workers)]
         killed = not kill
@@ -140,6 +166,11 @@ async def run(
             if started is None and done:
                 started = time.monotonic()  # the first write: the workers are up
                 first = done
+                worker_cpu_at_start = sum(cpu_seconds(process.pid) for process in processes)
+                postgres_before = postgres_cpu_seconds(server)
+            for process in processes:
+                if process.poll() is None:
+                    worker_cpu[process.pid] = cpu_seconds(process.pid)
             if not killed and done >= arguments.kill_at * arguments.messages:
                 os.kill(processes[0].pid, signal.SIGKILL)
                 killed = True
@@ -151,6 +182,11 @@ async def run(
             await asyncio.sleep(0.5)
         assert started is not None
         seconds = time.monotonic() - started
+        for process in processes:
+            if process.poll() is None:
+                worker_cpu[process.pid] = cpu_seconds(process.pid)
+        postgres_cpu = postgres_cpu_seconds(server) - postgres_before
+        worker_cpu_spent = sum(worker_cpu.values()) - worker_cpu_at_start
         start_seconds = started - launched
         lost, twice, disorder = await check(store, arguments.messages, arguments.people)
     finally:
@@ -162,10 +198,12 @@ async def run(
         await store.aclose()
         await server.drop_database(url)
     # The rate leaves out the workers' start (imports, the embedding model loaded in each).
+    counted = arguments.messages - first
     return Run(
         workers, kill, arguments.messages, round(start_seconds, 1), round(seconds, 1),
         round((arguments.messages - first) / seconds, 1), lost, twice, disorder,
         round(os.getloadavg()[0], 1),
+        round(worker_cpu_spent * 1000 / counted, 1), round(postgres_cpu * 1000 / counted, 1),
     )  # fmt: skip
 
 
