@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import (
 
 from memory.coalescing import Coalesced
 from memory.errors import StorageFullError, StoreError
+from memory.store.sqlite_driver import one_trip_dbapi
 from memory.store.write_lock import WriteLock
 
 BUSY_TIMEOUT_MILLISECONDS = 5000
@@ -27,6 +28,9 @@ JOURNAL_SIZE_LIMIT_BYTES = 4 * 2**20
 LOG_WAIT_SECONDS = 2.0
 POSTGRES_DISK_FULL = "53100"
 POSTGRES_LOCK_TIMEOUT = "55P03"
+# SQLite connections kept open: fifty people at once use more than SQLAlchemy's five, and each
+# one opened anew costs a thread, the pragmas and SQLite reading the schema again.
+SQLITE_POOL_SIZE = 20
 
 
 def _set_sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
@@ -100,10 +104,12 @@ def create_engine_for(url: URL, *, read_only: bool = False) -> AsyncEngine:
     """
     if url.get_backend_name() == "sqlite":
         if read_only:
-            engine = create_async_engine(read_only_sqlite_url(str(url.database)))
+            engine = create_async_engine(
+                read_only_sqlite_url(str(url.database)), module=one_trip_dbapi()
+            )
             event.listen(engine.sync_engine, "connect", _set_read_only_pragmas)
             return engine
-        engine = create_async_engine(url)
+        engine = create_async_engine(url, module=one_trip_dbapi(), pool_size=SQLITE_POOL_SIZE)
         event.listen(engine.sync_engine, "connect", _set_sqlite_pragmas)
         return engine
     if url.get_backend_name() == "postgresql":
