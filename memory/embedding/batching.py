@@ -8,7 +8,10 @@ adds no delay and a busy one batches by itself.
 
 Two lanes share the model: :attr:`EmbeddingBatcher.replies` (recall, for an answer someone
 waits for) and :attr:`EmbeddingBatcher.background` (the write queue, consolidation). A call
-takes every waiting reply text first, and background texts only when no reply text waits.
+takes every waiting reply text first, and background texts only when no reply text waits;
+a background call takes fewer texts (``max_background_batch``), as a reply text that arrives
+meanwhile waits for it to finish (under load a call of 64 texts kept replies waiting for more
+than a second).
 
 Vectors of texts seen recently are kept in a bounded LRU keyed by a digest of the text (so
 the cache holds no words): a text's vector depends on the model only, never on anyone's
@@ -58,11 +61,19 @@ class EmbeddingBatcher:
     ``inner`` belongs to the caller, who closes it; :meth:`aclose` stops the batcher only.
     """
 
-    def __init__(self, inner: Embedder, *, max_batch: int = 64, cache_size: int = 2048) -> None:
-        if max_batch < 1 or cache_size < 0:
-            raise ValueError("max_batch must be at least 1 and cache_size at least 0")
+    def __init__(
+        self,
+        inner: Embedder,
+        *,
+        max_batch: int = 64,
+        max_background_batch: int = 8,
+        cache_size: int = 2048,
+    ) -> None:
+        if max_batch < 1 or max_background_batch < 1 or cache_size < 0:
+            raise ValueError("the batch sizes must be at least 1 and cache_size at least 0")
         self._inner = inner
         self._max_batch = max_batch
+        self._max_background_batch = min(max_background_batch, max_batch)
         self._cache_size = cache_size
         self._cache: OrderedDict[bytes, Vectors] = OrderedDict()
         self._urgent: deque[_Request] = deque()
@@ -118,11 +129,12 @@ class EmbeddingBatcher:
 
     def _next_batch(self) -> list[_Request]:
         """Every waiting reply request that fits, else background ones; a request larger
-        than ``max_batch`` goes alone (the model batches it internally)."""
+        than the lane's limit goes alone (the model batches it internally)."""
         lane = self._urgent if self._urgent else self._background
+        limit = self._max_batch if self._urgent else self._max_background_batch
         batch: list[_Request] = []
         size = 0
-        while lane and (not batch or size + len(lane[0].texts) <= self._max_batch):
+        while lane and (not batch or size + len(lane[0].texts) <= limit):
             request = lane.popleft()
             if request.future.done():  # its caller was cancelled
                 continue

@@ -3,7 +3,8 @@ ONE update of the vector index (inside it with pgvector, right after it with Lan
 
 Each queued message is planned on its own (extraction, candidates, decision), then handed
 here. One commit is in flight at a time; the plans that become ready meanwhile wait and go
-together in the next one (up to ``max_group``), so a quiet queue commits each message at once
+together in the next one (up to ``max_group``; ``busy_group`` while replies are in progress,
+as they wait for the transaction's write lock), so a quiet queue commits each message at once
 and a busy one in groups, without waiting on purpose.
 
 A group holds the commit locks of all its owners (taken in sorted order; everything else
@@ -64,13 +65,15 @@ class GroupCommitter:
         locks: KeyedLocks,
         *,
         max_group: int = 32,
+        busy_group: int = 4,
         priority: ReplyPriority | None = None,
     ) -> None:
-        if max_group < 1:
-            raise ValueError("max_group must be at least 1")
+        if max_group < 1 or busy_group < 1:
+            raise ValueError("max_group and busy_group must be at least 1")
         self._parts = parts
         self._locks = locks
         self._max_group = max_group
+        self._busy_group = min(busy_group, max_group)
         self._priority = priority
         self._ready: deque[_Ready] = deque()
         self._wake = asyncio.Event()
@@ -112,11 +115,21 @@ class GroupCommitter:
                     if not ready.done.done():
                         ready.done.cancel()
 
+    def _group_limit(self) -> int:
+        """``busy_group`` while replies are in progress: the group's transaction holds the
+        store's write lock, which each reply needs twice, and under load every statement of
+        a large group waits its turn on the busy event loop (a group of 16 held the lock for
+        over a second at load 12); ``max_group`` otherwise."""
+        if self._priority is not None and self._priority.replies_in_progress > 0:
+            return self._busy_group
+        return self._max_group
+
     def _take_group(self) -> list[_Ready]:
         group: list[_Ready] = []
         later: list[_Ready] = []
         owners: set[str] = set()
-        while self._ready and len(group) < self._max_group:
+        limit = self._group_limit()
+        while self._ready and len(group) < limit:
             ready = self._ready.popleft()
             if ready.done.done():  # its worker was cancelled
                 continue

@@ -181,6 +181,21 @@ async def test_a_batch_is_at_most_max_batch_texts_unless_one_request_is_larger()
     assert sizes == [1, 2, 2, 2, 5]
 
 
+async def test_background_batches_are_smaller_so_a_reply_text_waits_less() -> None:
+    slow = GatedEmbedder()
+    batcher = EmbeddingBatcher(slow, max_batch=6, max_background_batch=2)
+    first = asyncio.create_task(batcher.background.embed(["zero"]))
+    await slow.entered.wait()
+    queued = [asyncio.create_task(batcher.background.embed([f"fact {n}"])) for n in range(5)]
+    await asyncio.sleep(0)
+    slow.gate.set()
+    await asyncio.gather(first, *queued)
+    replies = [asyncio.create_task(batcher.replies.embed([f"reply {n}"])) for n in range(5)]
+    await asyncio.gather(*replies)
+    await batcher.aclose()
+    assert [len(call) for call in slow.calls] == [1, 2, 2, 1, 5]
+
+
 async def test_no_texts_give_no_rows() -> None:
     spy = CountingEmbedder(HashingEmbedder())
     batcher = EmbeddingBatcher(spy)

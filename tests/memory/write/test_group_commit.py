@@ -136,6 +136,39 @@ async def test_a_row_forgotten_meanwhile_applies_nothing_and_its_group_still_com
     assert await pending_count(store) == 0
 
 
+async def test_groups_stay_small_while_replies_are_in_progress(
+    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
+) -> None:
+    """A group's transaction holds the store's write lock, which replies need: while one is
+    in progress a group takes at most ``busy_group`` plans; otherwise up to ``max_group``."""
+    llm = ScriptedLanguageModel(fallback=extract_and_add)
+    parts = WriteParts(store, index, embedder, llm, WriteSettings().pipeline())
+    # Background steps go beside replies at once here: only the groups' sizes are tested.
+    priority = ReplyPriority(max_wait_seconds=0)
+    committer = GroupCommitter(parts, KeyedLocks(), max_group=32, busy_group=2, priority=priority)
+    planned = [
+        await plan_for(parts, store, scope, f"I play flute number {n}", "worker-1")
+        for n, scope in enumerate(PEOPLE)
+    ]
+
+    async def commit_all(plans: Sequence[tuple[MessageInput, Plan]]) -> None:
+        await asyncio.gather(
+            *(committer.commit(message, FactSource.EXTRACTED, plan) for message, plan in plans)
+        )
+
+    try:
+        with priority.reply():
+            await commit_all(planned[:4])
+        during_replies = list(committer.group_sizes)
+        await commit_all(planned[4:])
+    finally:
+        await committer.aclose()
+    assert during_replies == [2, 2]
+    assert committer.group_sizes[2:] == [4]
+    for n, scope in enumerate(PEOPLE):
+        assert await active_texts(store, scope) == [f"I play flute number {n}"]
+
+
 async def test_one_bad_write_fails_alone(
     store: Store,
     index: LanceFactIndex,
