@@ -165,8 +165,8 @@ async def test_after_any_writes_the_cache_answers_as_lancedb_does(tmp_path: Path
                     assert [h.similarity for h in got] == pytest.approx(
                         [h.similarity for h in expected], abs=1e-5
                     )
-            if step % 4 != 3:  # upserts alone: no scope was reloaded
-                assert cached.scope_cache.misses == misses_before
+            # Upserts and deletes update the cached scopes: none was loaded again.
+            assert cached.scope_cache.misses == misses_before
     finally:
         await cached.aclose()
         await plain.aclose()
@@ -189,7 +189,32 @@ async def test_a_failed_write_drops_its_owners_entries(tmp_path: Path) -> None:
         await index.aclose()
 
 
-async def test_a_fill_that_overlapped_a_write_is_not_kept() -> None:
+@pytest.mark.parametrize("loaded_after_the_writes", [False, True])
+async def test_a_fill_that_overlapped_writes_is_kept_with_them_replayed(
+    loaded_after_the_writes: bool,
+) -> None:
+    """Whether the load saw the writes made meanwhile or not, the rows kept are the scope's
+    rows after them: Alice's new fact in, her deleted one out, Bob's new fact not hers."""
+    cache = ScopeVectorCache(max_rows=100)
+
+    async def load_while_others_write(scope: Scope, limit: int) -> tuple[FactIds, Matrix]:
+        cache.rows_written([fact(2, ALICE_DM), fact(4, BOB_DM)])
+        cache.facts_removed([1])
+        loaded = [2, 3] if loaded_after_the_writes else [1, 3]
+        return np.array(loaded, dtype=np.int64), np.stack([unit(n) for n in loaded])
+
+    rows = await cache.rows(ALICE_DM, load_while_others_write)
+    assert rows is not None and sorted(rows.fact_ids) == [2, 3]
+    assert cache.rows_held == 2
+
+    async def not_loaded_again(scope: Scope, limit: int) -> tuple[FactIds, Matrix]:
+        raise AssertionError("the scope was kept: no second load")
+
+    again = await cache.rows(ALICE_DM, not_loaded_again)
+    assert again is not None and ids(again.search(unit(2), 5, None))[0] == 2
+
+
+async def test_a_fill_that_overlapped_a_failed_write_is_not_kept() -> None:
     cache = ScopeVectorCache(max_rows=100)
 
     async def load_while_someone_writes(scope: Scope, limit: int) -> tuple[FactIds, Matrix]:
