@@ -1,0 +1,173 @@
+"""Where a reply's wall time goes under load: what each reply waited for, and who held the
+store's write lock.
+
+    python benchmarks/reply_waits.py [--scenarios 50x4,50x4b] [--max-wait SECONDS]
+
+The scenarios of ``benchmarks/load_session.py`` (same people, facts and instant model) on the
+current code, with timers wrapped around the parts of a reply (a measuring double of each:
+the real method runs inside): taking the message in and its wait for the write lock,
+recall's embedding and index search, the recent turns, storing the answer. Printed per
+scenario: the mean per reply, the slowest replies, and how long the write lock was held by
+replies and by background work (the write queue). ``--max-wait`` changes
+``ReplyPriority.max_wait_seconds`` (5 s) to see whether a wait follows it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import contextlib
+import logging
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPOSITORY))
+
+from benchmarks import load_session  # noqa: E402
+from bot.core import core as core_module  # noqa: E402
+from memory import priority as priority_module  # noqa: E402
+from memory.embedding import batching  # noqa: E402
+from memory.index import lance  # noqa: E402
+from memory.store import write_lock  # noqa: E402
+
+Parts = dict[str, float]
+spent: dict[asyncio.Task[Any], Parts] = {}
+held: dict[str, list[float]] = collections.defaultdict(list)
+replies: list[tuple[float, Parts]] = []
+
+
+def add(part: str, seconds: float) -> None:
+    task = asyncio.current_task()
+    if priority_module.in_reply() and task is not None:
+        parts = spent.setdefault(task, {})
+        parts[part] = parts.get(part, 0.0) + seconds
+
+
+def timed(owner: type, name: str, part: str) -> None:
+    original: Callable[..., Awaitable[Any]] = getattr(owner, name)
+
+    async def measured(*arguments: Any, **keywords: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await original(*arguments, **keywords)
+        finally:
+            add(part, time.perf_counter() - started)
+
+    setattr(owner, name, measured)
+
+
+def time_lock_holders() -> None:
+    original = write_lock.WriteLock.hold
+
+    @contextlib.asynccontextmanager
+    async def hold(self: write_lock.WriteLock) -> AsyncIterator[None]:
+        async with original(self):
+            started = time.perf_counter()
+            try:
+                yield
+            finally:
+                holder = "replies" if priority_module.in_reply() else "background"
+                held[holder].append(time.perf_counter() - started)
+
+    write_lock.WriteLock.hold = hold  # type: ignore[method-assign]
+
+
+def time_replies() -> None:
+    original = load_session.Session.send
+
+    async def send(self: load_session.Session, person: int, number: int, text: str) -> float:
+        task = asyncio.current_task()
+        assert task is not None
+        latency = await original(self, person, number, text)
+        replies.append((latency, spent.pop(task, {})))
+        return latency
+
+    load_session.Session.send = send  # type: ignore[method-assign]
+
+
+def report(label: str) -> None:
+    replies.sort(key=lambda reply: -reply[0])
+    total: Parts = {}
+    for _, parts in replies:
+        for part, seconds in parts.items():
+            total[part] = total.get(part, 0.0) + seconds
+    count = len(replies)
+    mean = {part: round(seconds * 1000 / count) for part, seconds in total.items()}
+    wall = round(sum(latency for latency, _ in replies) * 1000 / count)
+    print(f"{label}: mean per reply {wall} ms, of it (ms): {mean}")
+    for holder, holds in held.items():
+        held_ms = np.asarray(holds) * 1000
+        print(
+            f"  write lock held by {holder}: {len(held_ms)} times, {held_ms.sum():.0f} ms in "
+            f"all, p50 {np.percentile(held_ms, 50):.1f} ms, p95 {np.percentile(held_ms, 95):.1f}"
+            f" ms, max {held_ms.max():.0f} ms"
+        )
+    for latency, parts in replies[:3]:
+        slowest = {part: round(seconds * 1000) for part, seconds in parts.items()}
+        print(f"  a slowest reply: {latency * 1000:.0f} ms, of it (ms): {slowest}")
+
+
+def instrument(max_wait: float | None) -> None:
+    timed(write_lock.WriteLock, "_acquire", "write lock wait")
+    timed(batching.EmbeddingBatcher, "embed", "embedding")
+    timed(lance.LanceFactIndex, "search", "index search")
+    core = core_module.ConversationCore
+    timed(core, "_take_in", "taking in (after the intake lock)")
+    timed(core, "_memories", "recall and turns")
+    timed(core, "_keep_answer", "storing the answer")
+    time_lock_holders()
+    time_replies()
+    if max_wait is not None:
+        original = priority_module.ReplyPriority.__init__
+
+        def shorter(self: priority_module.ReplyPriority, **keywords: Any) -> None:
+            original(self, **{**keywords, "max_wait_seconds": max_wait})
+
+        priority_module.ReplyPriority.__init__ = shorter  # type: ignore[method-assign]
+
+
+async def measure(scenarios: list[load_session.Scenario]) -> None:
+    original = load_session.Session.run
+
+    async def run(
+        self: load_session.Session,
+        number: int,
+        scenario: load_session.Scenario,
+        locked: load_session.LockedErrors,
+    ) -> load_session.ScenarioResult:
+        replies.clear()
+        held.clear()
+        result = await original(self, number, scenario, locked)
+        if number != 99:  # not the warm-up
+            print(
+                f"{scenario.label}, load {result.load_before:.1f}: reply p95 "
+                f"{result.reply_p95_ms:.0f} ms, max {result.reply_max_ms:.0f} ms"
+            )
+            report(scenario.label)
+        return result
+
+    load_session.Session.run = run  # type: ignore[method-assign]
+    people = max(scenario.people for scenario in scenarios)
+    await load_session.measure(scenarios, people, 1000, None)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--scenarios", default="50x4,50x4b")
+    parser.add_argument("--max-wait", type=float, default=None)
+    arguments = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    instrument(arguments.max_wait)
+    scenarios = [load_session.Scenario.parse(text) for text in arguments.scenarios.split(",")]
+    asyncio.run(measure(scenarios))
+
+
+if __name__ == "__main__":
+    main()
