@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import pytest
 from sqlalchemy import URL
 
+from bot.core.room_transcript import TRANSCRIPT_HEADING
 from bot.core.third_person import about
 from bot.messages import IncomingMessage, MessageDeletion, MessageEdit
 from memory.embedding import Embedder
+from memory.llm import ChatMessage
 from memory.scope import ScopeMode
 from tests.bot.core.harness import Harness, fact, make_config, open_harness, reply_calls
 
@@ -62,6 +64,15 @@ def leaked(text: str, allowed: set[str]) -> set[str]:
     }
 
 
+def parts(messages: Sequence[ChatMessage]) -> tuple[str, str]:
+    """(The system prompt without the group room's transcript, the conversation: the
+    transcript's lines and the dialogue's messages.)"""
+    system, *dialogue = messages
+    before, _, after = system.content.partition(TRANSCRIPT_HEADING)
+    transcript, blank, rest = after.partition("\n\n")
+    return before + blank + rest, "\n".join([transcript, *(m.content for m in dialogue)])
+
+
 @pytest.fixture
 async def bot(
     tmp_path: Path, embedder: Embedder, database_location: Path | URL
@@ -87,12 +98,12 @@ async def test_prompts_and_commands_hold_only_the_callers_scope(
     await tell_everything(bot)
     # A question near every secret (cosine 0.22-0.45), so only the scope keeps them out.
     await bot.say(user, QUESTION, room=room)
-    system, *conversation = reply_calls(bot.llm)[-1].messages
-    assert shown(own, user) in system.content
-    assert leaked(system.content, {own}) == set()
+    notes, conversation = parts(reply_calls(bot.llm)[-1].messages)
+    assert shown(own, user) in notes
+    assert leaked(notes, {own}) == set()
     # The turns: a group room's, by anyone there; in a DM only the person's own.
     said_here = {told[3] for told in TOLD if told[1] == room} if room else {own}
-    assert leaked("\n".join(m.content for m in conversation), said_here) == set()
+    assert leaked(conversation, said_here) == set()
 
     outputs = [
         await bot.say(user, command, room=room)
@@ -157,7 +168,7 @@ async def test_a_group_rooms_turns_are_shared_there_and_dm_turns_never_leave_the
 
     await bot.say("alice", "What's Bob's locker code?", room=ROOM_R)
     in_room = bot.last_reply_prompt()
-    assert "Bob: My locker code is 4711." in in_room
+    assert '- Bob wrote: "My locker code is 4711."' in in_room
     assert "9999" not in in_room and "1234" not in in_room and "5555" not in in_room
 
     await bot.say("alice", "What's my locker code?")
