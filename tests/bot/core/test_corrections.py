@@ -20,7 +20,7 @@ from memory.records import Action, Fact, FactStatus
 from memory.scope import Scope
 from tests.bot.core.harness import Harness, extraction_calls, fact, open_harness
 from tests.bot.core.test_forgetting import files_with, rows_with
-from tests.memory.write.gated import until
+from tests.memory.write.gated import is_extraction, until
 
 ROOM = "matrix:!r:x"
 ALICE_HERE = Scope("matrix:alice", ROOM)
@@ -42,7 +42,8 @@ async def held_bot(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Harness]
     """A bot whose model holds the extraction of alice's greeting until ``llm.open()``."""
 
     def greeting(messages: Sequence[ChatMessage]) -> bool:
-        return messages[-1].content == GREETING
+        # The extraction only: in a group room the reply's user message is the greeting too.
+        return is_extraction(messages) and messages[-1].content == GREETING
 
     harness = await open_harness(tmp_path, embedder, held=greeting)
     yield harness
