@@ -7,9 +7,8 @@ the dialogue's messages. In a group room several people talk with the bot: its e
 are a quoted transcript in the system prompt (:mod:`bot.core.room_transcript`), and the
 message being answered is the only user message. The messages the person replies to (not
 addressed to the bot, so not turns) are a labelled list too, quoted the same way in a group
-room. When the reply
-call offers the ``web_search`` tool, the system prompt says when to use it and how to write its
-queries.
+room. When the reply call offers the ``web_search`` tool, the system prompt says when to use
+it and how to write its queries.
 The reply is free text, so there is no response model; the caller sends the messages as
 they are.
 """
