@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.core.room_transcript import TRANSCRIPT_HEADING
 from bot.messages import IncomingMessage, QuotedMessage
 from memory.embedding import Embedder
 from tests.bot.core.harness import Harness, fact, open_harness, reply_calls
@@ -87,9 +88,11 @@ async def test_recalled_facts_stay_the_speakers_own_in_a_shared_conversation(
     await ask(bot, in_room(bot, "bob", "My locker code is 4711."))
     await ask(bot, in_room(bot, "alice", "What's my locker code?"))
     system = reply_calls(bot.llm)[-1].messages[0].content
+    notes, transcript = system.split(TRANSCRIPT_HEADING)
     # Bob's words are in the conversation, but his fact is not Alice's memory.
-    assert "locker code is 4711" not in system  # in no wording, neither Bob's nor Alice's
-    assert "You do not know anything about Alice yet." in system
+    assert '- Bob wrote: "My locker code is 4711."' in transcript
+    assert "4711" not in notes  # in no wording, neither Bob's nor Alice's
+    assert "You do not know anything about Alice yet." in notes
 
 
 async def test_a_private_threads_turns_stay_in_that_thread(bot: Harness) -> None:
