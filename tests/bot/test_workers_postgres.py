@@ -30,6 +30,7 @@ from memory.records import FactStatus
 from memory.scope import Scope
 from memory.store import Store
 from memory.store.schema import FactEventRow, FactRow, PendingWriteRow
+from memory.write import WriteSettings
 from tests.conftest import REPOSITORY_ROOT
 from tests.servers.postgres import PostgresServer
 
@@ -150,14 +151,20 @@ def calls_by_person(calls: Path) -> dict[int, list[tuple[int, float, float, int]
 
 
 async def test_two_workers_share_the_queue_person_by_person_in_order(
-    database: URL, workers: Workers
+    database: URL, workers: Workers, tmp_path: Path
 ) -> None:
-    people, messages = 6, 4
+    """More people than one worker takes at once, and the model held until both workers
+    hold claims: on a busy machine the first worker up could otherwise drain the queue
+    before the second had started (seen twice in 20 runs at load 8-11)."""
+    people, messages = WriteSettings().worker_concurrency + 2, 3
+    gate = tmp_path / "gate"
     store = await Store.open(database)
     try:
         await enqueue(store, people, messages)
-        workers.start()
-        workers.start()
+        workers.start("--hold-until", str(gate))
+        workers.start("--hold-until", str(gate))
+        await wait_for_claimers(store, 2, workers)
+        gate.touch()
         await wait_until_empty(store, workers)
         await check_learned_in_order(store, people, messages)
     finally:
@@ -194,6 +201,26 @@ async def test_a_killed_workers_claims_are_taken_over_after_the_lease(
         await store.aclose()
     # Nothing was applied before the dead worker's claims ended.
     assert min(created) >= min(claims)
+
+
+async def wait_for_claimers(store: Store, count: int, workers: Workers) -> None:
+    """Until ``count`` workers hold claims."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        async with store.read() as transaction:
+            claimers = set(
+                (
+                    await transaction.session.scalars(
+                        select(PendingWriteRow.claimed_by).where(
+                            PendingWriteRow.claimed_by.is_not(None)
+                        )
+                    )
+                ).all()
+            )
+        if len(claimers) >= count:
+            return
+        await asyncio.sleep(0.2)
+    pytest.fail(f"{count} workers did not hold claims in time:\n" + workers.log()[-3000:])
 
 
 async def wait_for_claims(

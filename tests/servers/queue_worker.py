@@ -1,13 +1,15 @@
 """A ``mnemo worker`` process for the tests and benchmarks, on a PostgreSQL database.
 
     python -m tests.servers.queue_worker --database-url URL --data-dir DIR
-        [--lease SECONDS] [--poll SECONDS] [--stall-first] [--calls FILE]
+        [--lease SECONDS] [--poll SECONDS] [--stall-first] [--hold-until FILE] [--calls FILE]
 
 The real worker (:func:`bot.worker_process.run_worker` on :func:`bot.app.build_application`
 with ``apply_queued``), with the real embedding model; only the LLM is a stand-in that
 answers at once as a model following the prompts would (``benchmarks.load_session``'s).
 ``--stall-first``: the first extraction call never returns, so the process can be killed
-while it holds a claim. ``--calls``: each extraction call is appended to FILE as
+while it holds a claim. ``--hold-until``: extraction calls wait until FILE exists (the
+test creates it once every worker holds claims, so each has work whatever its start-up
+took). ``--calls``: each extraction call is appended to FILE as
 ``pid<TAB>start<TAB>end<TAB>message``, to check afterwards that one person's messages were
 never worked on by two processes at once.
 """
@@ -29,10 +31,19 @@ from bot.config import Config
 from bot.worker_process import run_worker
 
 
+async def until_exists(path: Path) -> None:
+    """Polled: another process creates the file, and there is nothing to wait on."""
+    while True:
+        if await asyncio.to_thread(path.exists):
+            return
+        await asyncio.sleep(0.05)
+
+
 class RecordingModel(InstantModel):
-    def __init__(self, *, stall_first: bool, calls: Path | None) -> None:
+    def __init__(self, *, stall_first: bool, hold_until: Path | None, calls: Path | None) -> None:
         super().__init__()
         self._stall = stall_first
+        self._hold_until = hold_until
         self._calls = calls
 
     async def complete(
@@ -46,6 +57,8 @@ class RecordingModel(InstantModel):
         extraction = "facts" in (json_schema or {}).get("properties", {})
         if extraction and self._stall:
             await asyncio.sleep(3600)
+        if extraction and self._hold_until is not None:
+            await until_exists(self._hold_until)
         started = time.time()
         answer = await super().complete(
             messages, kind=kind, json_schema=json_schema, temperature=temperature
@@ -73,7 +86,9 @@ def worker_config(database_url: str, data_dir: Path, lease: float) -> Config:
 
 async def main(arguments: argparse.Namespace) -> None:
     config = worker_config(arguments.database_url, arguments.data_dir, arguments.lease)
-    model = RecordingModel(stall_first=arguments.stall_first, calls=arguments.calls)
+    model = RecordingModel(
+        stall_first=arguments.stall_first, hold_until=arguments.hold_until, calls=arguments.calls
+    )
     application = await build_application(config, llm=model, apply_queued=True)
     try:
         await run_worker(application, poll_seconds=arguments.poll)
@@ -88,6 +103,7 @@ if __name__ == "__main__":
     parser.add_argument("--lease", type=float, default=900.0)
     parser.add_argument("--poll", type=float, default=0.2)
     parser.add_argument("--stall-first", action="store_true")
+    parser.add_argument("--hold-until", type=Path)
     parser.add_argument("--calls", type=Path)
     logging.basicConfig(level=logging.WARNING)
     asyncio.run(main(parser.parse_args()))
