@@ -5,8 +5,9 @@ pgvector writes them in that transaction: facts and vectors cannot diverge. Lanc
 them after the commit: if the process dies in between, the index is missing a row or holds a
 stale one, and :func:`reconcile` (run at start-up, on a schedule and to rebuild a broken
 index) makes it match again. It writes without the people's commit locks, so each of its
-writes passes the store's erasure gate: a fact forgotten since reconcile read it is never
-written back (:mod:`memory.store.erasure_gate`).
+writes re-reads its facts inside the store's index gate (:mod:`memory.store.index_gate`): a
+fact forgotten since reconcile read it is never written back, and a fact an undo restored
+meanwhile keeps the row the undo wrote.
 """
 
 from __future__ import annotations
@@ -113,22 +114,25 @@ async def _repair(
 
 
 async def _delete_still_stale(store: Store, index: VectorIndex, stale: list[int]) -> None:
-    """Delete the rows of the facts that are still not active, read again: a write committed
-    since the database was read (another process's worker on PostgreSQL, this process's on
-    SQLite) made facts active and indexed them, and their rows must stay."""
+    """Delete the rows of the facts that are still not active, read again inside the index
+    gate: a write committed since the database was read (a worker, an undo) made facts
+    active and indexed them, and their rows must stay. This process's commits write their
+    rows after ours (the gate); pgvector's delete takes the people's locks and checks the
+    facts again in its own transaction, for the other processes' commits."""
     if not stale:
         return
-    async with store.read() as transaction:
-        active = await transaction.facts.admin_active_ids(stale)
-    await index.delete([fact_id for fact_id in stale if fact_id not in active])
+    async with store.index_gate.checking():
+        async with store.read() as transaction:
+            active = await transaction.facts.admin_active_ids(stale)
+        await index.delete([fact_id for fact_id in stale if fact_id not in active])
 
 
 async def _write_still_active(
     store: Store, index: VectorIndex, rows: list[IndexedFact]
 ) -> list[int]:
-    """Write the rows whose facts are still active, read again inside the erasure gate (a
-    forget may have come since they were read); the ids written."""
-    async with store.erasure.refilling():
+    """Write the rows whose facts are still active, read again inside the index gate (a
+    forget or a commit may have come since they were read); the ids written."""
+    async with store.index_gate.checking():
         async with store.read() as transaction:
             active = await transaction.facts.admin_active_ids([row.fact_id for row in rows])
         kept = [row for row in rows if row.fact_id in active]

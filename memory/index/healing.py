@@ -7,7 +7,7 @@ aside, an empty index is created in its place, the moved-aside copy is deleted (
 forgotten rows), and ``refill`` (reconcile, injected by the composition root) fills the new
 index in the background. One log line says what happened. Searches fail meanwhile (recall
 answers without memories), and writes and erasures go to the new index (the refill writes
-through the store's erasure gate, so nothing a forget erases is written back by it).
+through the store's index gate, so nothing a forget erases is written back by it).
 
 An error of a readable index (a full disk, say) is passed on unchanged: no rebuild for that.
 """
@@ -213,7 +213,7 @@ class HealingIndex:
         await self._guarded(lambda index: index.delete(fact_ids))
 
     async def erase(self, fact_ids: Sequence[int]) -> None:
-        # A refill running meanwhile writes through the store's erasure gate, which the
+        # A refill running meanwhile writes through the store's index gate, which the
         # forget holds around this call: it cannot write an erased fact back.
         try:
             await self._index.erase(fact_ids)

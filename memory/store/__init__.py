@@ -16,9 +16,9 @@ from memory.index.base import IndexedFact, IndexWrites, VectorIndex
 from memory.pausing import PAUSED, RESUMED, pause_key
 from memory.store.conversation import TurnRepository
 from memory.store.database import Database, database_url, read_only_sqlite_url, sqlite_url
-from memory.store.erasure_gate import ErasureGate
 from memory.store.facts import EventDraft, FactRepository, utc_now, visible_in
 from memory.store.forgetting import Erased, ForgetRepository
+from memory.store.index_gate import IndexGate
 from memory.store.migrations import require_current_schema, upgrade_schema
 from memory.store.migrations.backup import delete_backups, expire_backups
 from memory.store.pending import PendingWriteRepository
@@ -29,10 +29,10 @@ __all__ = [
     "PERSONAL_TABLES",
     "Database",
     "Erased",
-    "ErasureGate",
     "EventDraft",
     "FactRepository",
     "ForgetRepository",
+    "IndexGate",
     "PendingWriteRepository",
     "Store",
     "StoreTransaction",
@@ -131,8 +131,8 @@ class Store:
 
     def __init__(self, database: Database) -> None:
         self.database = database
-        # A forget's index erasure against reconcile's index writes (see ErasureGate).
-        self.erasure = ErasureGate()
+        # Reconcile's index writes against those of commits and forgets (see IndexGate).
+        self.index_gate = IndexGate()
 
     @classmethod
     async def open(cls, location: Path | str | URL, *, migrate: bool = True) -> Store:
@@ -168,7 +168,9 @@ class Store:
         async with self.database.transaction() as session:
             writes = WithoutIndex() if index is None else index.writes_in(session)
             yield repositories(session, writes)
-        await writes.after_commit()
+        if index is not None:
+            async with self.index_gate.after_commit():
+                await writes.after_commit()
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[StoreTransaction]:

@@ -321,8 +321,8 @@ class MemoryWriter:
         says what SQLite did, and the index heals (rebuilt from SQLite)."""
         if fact_ids:
             try:
-                # Alone: reconcile's writes (without our commit lock) wait, then re-read.
-                async with self._store.erasure.erasing():
+                # Reconcile's writes (without our commit lock) wait, then re-read.
+                async with self._store.index_gate.erasing():
                     await self._index.erase(fact_ids)
             except VectorIndexError as error:
                 log.error(

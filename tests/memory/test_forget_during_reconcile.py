@@ -90,7 +90,7 @@ async def test_on_postgresql_a_forget_in_another_process_is_not_written_back(
     postgres: PostgresServer, embedder: FastEmbedEmbedder
 ) -> None:
     """Two stores on one database are two processes: the forget does not pass reconcile's
-    erasure gate. It commits after reconcile re-read the fact as active and before its
+    index gate. It commits after reconcile re-read the fact as active and before its
     write; the write leaves the forgotten fact out (no vector without its fact) and fails
     nothing, the other fact is indexed."""
     url = await postgres.fresh_database()

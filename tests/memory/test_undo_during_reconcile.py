@@ -1,0 +1,150 @@
+"""An undo that restores a fact between reconcile's re-reading of it (not active: its row is
+stale) and its deleting of that row keeps its row: the fact stays findable.
+
+On SQLite the undo's row is written after its commit, inside the store's index gate, which
+reconcile holds alone from its re-read to its delete: the row comes after the delete. On
+PostgreSQL the undo commits in another process (a second store on the same database), and
+pgvector's delete takes the person's lock and deletes only the rows of facts still not
+active. Each order is forced by an index double that runs the undo when reconcile's delete
+reaches it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from memory.embedding import FastEmbedEmbedder
+from memory.index import LanceFactIndex, VectorIndex
+from memory.index.pgvector import PgVectorIndex
+from memory.indexing import index_facts, reconcile
+from memory.llm import ScriptedLanguageModel
+from memory.records import Action, Actor, FactStatus, NewFact
+from memory.scope import Scope
+from memory.store import EventDraft, IndexGate, Store, utc_now
+from memory.write import MemoryWriter, WriteSettings
+from tests.memory.paused_parts import PausedIndex
+from tests.servers.postgres import PostgresServer
+
+ALICE = Scope("console:alice", "console:room1")
+PARIS = "I live in Paris"
+
+
+class ObservedGate(IndexGate):
+    """The store's real gate, which also says when a commit asks it to write its index rows
+    (test double: an observer of the real lock)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.after_commit_asked = asyncio.Event()
+
+    @asynccontextmanager
+    async def after_commit(self) -> AsyncIterator[None]:
+        self.after_commit_asked.set()
+        async with super().after_commit():
+            yield
+
+
+class UndoAtDelete(PausedIndex):
+    """The real index, whose delete first lets ``undo`` run: until it is done, or (``asked``)
+    its commit asks the gate to write its row (test double for an undo arriving then)."""
+
+    def __init__(
+        self,
+        inner: VectorIndex,
+        undo: Callable[[], Awaitable[object]],
+        asked: asyncio.Event | None = None,
+    ) -> None:
+        super().__init__(inner)
+        self.gate.set()
+        self._undo = undo
+        self._asked = asked or asyncio.Event()
+        self.undo: asyncio.Task[object] | None = None
+
+    async def delete(self, fact_ids: Sequence[int]) -> None:
+        if self.undo is None:
+            self.undo = asyncio.ensure_future(self._undo())
+            asked = asyncio.ensure_future(self._asked.wait())
+            await asyncio.wait([self.undo, asked], return_when=asyncio.FIRST_COMPLETED)
+            asked.cancel()
+        await self.inner.delete(fact_ids)
+
+
+async def add_indexed(store: Store, index: VectorIndex, embedder: FastEmbedEmbedder) -> int:
+    async with store.transaction(index=index) as transaction:
+        fact = await transaction.facts.add(ALICE, NewFact(PARIS))
+        await index_facts(transaction.index, embedder, [fact])
+    return fact.id
+
+
+async def delete_by_pipeline(store: Store, fact_id: int, *, index: VectorIndex | None) -> None:
+    """The pipeline deletes the fact (an undoable event); without ``index`` its row stays,
+    as after a crash between the commit and LanceDB's write."""
+    async with store.transaction(index=index) as transaction:
+        await transaction.lock_people([ALICE.owner])
+        await transaction.facts.set_status(ALICE, fact_id, FactStatus.DELETED, valid_to=utc_now())
+        await transaction.facts.record_event(
+            ALICE,
+            EventDraft(final_action=Action.DELETE, actor=Actor.PIPELINE, fact_id=fact_id),
+        )
+        if index is not None:
+            await transaction.index.delete([fact_id])
+
+
+async def test_an_undo_between_reconciles_reread_and_delete_keeps_its_row(
+    sqlite_store: Store, embedder: FastEmbedEmbedder, tmp_path: Path
+) -> None:
+    lance = await LanceFactIndex.open(tmp_path / "index", dimension=384)
+    writer = MemoryWriter(sqlite_store, lance, embedder, ScriptedLanguageModel(), WriteSettings())
+    paris = await add_indexed(sqlite_store, lance, embedder)
+    await delete_by_pipeline(sqlite_store, paris, index=None)  # its row is stale now
+    gate = ObservedGate()
+    sqlite_store.index_gate = gate
+    index = UndoAtDelete(lance, lambda: writer.undo(ALICE), gate.after_commit_asked)
+
+    report = await reconcile(sqlite_store, index, embedder)
+    assert index.undo is not None
+    assert await index.undo is not None
+
+    assert report.stale == 1
+    assert set(await lance.indexed_models()) == {paris}
+    assert (await reconcile(sqlite_store, lance, embedder, dry_run=True)).in_step
+    await lance.aclose()
+
+
+async def test_on_postgresql_an_undo_in_another_process_between_reread_and_delete(
+    postgres: PostgresServer, embedder: FastEmbedEmbedder
+) -> None:
+    """pgvector lists only active facts' rows, so the row is stale only if the fact was
+    restored between reconcile's two reads and deleted again before its re-read: the double
+    does that in the other process, then undoes the delete when reconcile's delete comes."""
+    url = await postgres.fresh_database()
+    reconciling_store, other_store = await Store.open(url), await Store.open(url)
+    try:
+        vectors = await PgVectorIndex.open(reconciling_store.database, dimension=384)
+        other_index = await PgVectorIndex.open(other_store.database, dimension=384)
+        writer = MemoryWriter(
+            other_store, other_index, embedder, ScriptedLanguageModel(), WriteSettings()
+        )
+        paris = await add_indexed(other_store, other_index, embedder)
+        await delete_by_pipeline(other_store, paris, index=other_index)
+
+        class RestoredBetweenReads(UndoAtDelete):
+            async def indexed_models(self) -> dict[int, str]:
+                await writer.undo(ALICE)
+                indexed = await self.inner.indexed_models()
+                await delete_by_pipeline(other_store, paris, index=other_index)
+                return indexed
+
+        index = RestoredBetweenReads(vectors, lambda: writer.undo(ALICE))
+        report = await reconcile(reconciling_store, index, embedder)
+        assert index.undo is not None
+        assert await index.undo is not None
+
+        assert report.stale == 1
+        assert set(await vectors.indexed_models()) == {paris}
+        assert (await reconcile(reconciling_store, vectors, embedder, dry_run=True)).in_step
+    finally:
+        await reconciling_store.aclose()
+        await other_store.aclose()
