@@ -114,17 +114,17 @@ async def _repair(
 
 
 async def _delete_still_stale(store: Store, index: VectorIndex, stale: list[int]) -> None:
-    """Delete the rows of the facts that are still not active, read again inside the index
-    gate: a write committed since the database was read (a worker, an undo) made facts
-    active and indexed them, and their rows must stay. This process's commits write their
-    rows after ours (the gate); pgvector's delete takes the people's locks and checks the
-    facts again in its own transaction, for the other processes' commits."""
+    """Delete the rows of the facts that are still not active, read again: a write committed
+    since the database was read (a worker, an undo) made facts active and indexed them, and
+    their rows must stay. The re-read and the delete hold off the commits that could come
+    between them: the people's locks, on PostgreSQL, where the rows are deleted in that same
+    transaction; this process's index gate, for LanceDB, whose rows are deleted after it."""
     if not stale:
         return
-    async with store.index_gate.checking():
-        async with store.read() as transaction:
-            active = await transaction.facts.admin_active_ids(stale)
-        await index.delete([fact_id for fact_id in stale if fact_id not in active])
+    async with store.index_gate.checking(), store.transaction(index=index) as transaction:
+        await transaction.lock_people(await transaction.facts.admin_owners(stale))
+        active = await transaction.facts.admin_active_ids(stale)
+        await transaction.index.delete([fact_id for fact_id in stale if fact_id not in active])
 
 
 async def _write_still_active(

@@ -9,9 +9,9 @@ HNSW index with the filter.
 Writes made by the write path go through :class:`PgVectorWrites` inside the store's own
 transaction, so facts and vectors commit together and reconcile has nothing to do. The
 methods of :class:`PgVectorIndex` that write (reconcile's repairs, re-embedding) open a
-transaction of their own; the foreign key to the facts (``ON DELETE CASCADE``) and the locks
-:meth:`PgVectorIndex.upsert` and :meth:`PgVectorIndex.delete` take make the store's index
-gate hold across processes.
+transaction of their own; the foreign key to the facts (``ON DELETE CASCADE``) and the lock
+:meth:`PgVectorIndex.upsert` takes make the store's index gate hold across processes (for
+forgets; reconcile's deletes are made in a store transaction that holds the people's locks).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from contextlib import asynccontextmanager
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import String, cast, delete, exists, func, select
+from sqlalchemy import String, cast, delete, func, select
 from sqlalchemy.dialects.postgresql import TSQUERY, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -31,7 +31,6 @@ from memory.index.base import IndexedFact, ScoredFactId, StoredVector
 from memory.records import FactStatus
 from memory.scope import Scope
 from memory.store import Database, visible_in
-from memory.store.people_lock import lock_people
 from memory.store.schema import FactRow, FactVectorRow
 
 log = logging.getLogger(__name__)
@@ -139,30 +138,12 @@ class PgVectorIndex:
             await PgVectorWrites(session).upsert([fact for fact in facts if fact.fact_id in kept])
 
     async def delete(self, fact_ids: Sequence[int]) -> None:
-        """Delete the rows of these facts unless they are active (reconcile's stale rows).
-
-        Reconcile decided from an earlier read, and an undo in another process may have
-        restored a fact since and written its row. So the facts' people are locked first, as
-        every change of their facts does (an undo still running commits before, a later one
-        waits), and the rows of the facts active by then stay.
-        """
-        if not fact_ids:
-            return
-        ids = list(fact_ids)
-        owners = select(FactRow.owner).where(FactRow.id.in_(ids)).distinct()
-        active = select(FactRow.id).where(
-            FactRow.id == FactVectorRow.fact_id, FactRow.status == FactStatus.ACTIVE.value
-        )
         async with self._session() as session:
-            await lock_people(session, (await session.scalars(owners)).all())
-            await session.execute(
-                delete(FactVectorRow).where(FactVectorRow.fact_id.in_(ids), ~exists(active))
-            )
+            await PgVectorWrites(session).delete(fact_ids)
 
     async def erase(self, fact_ids: Sequence[int]) -> None:
         """The rows go with their facts (ON DELETE CASCADE); this removes any left over."""
-        async with self._session() as session:
-            await PgVectorWrites(session).delete(fact_ids)
+        await self.delete(fact_ids)
 
     async def search(
         self,

@@ -398,6 +398,13 @@ class FactRepository:
         )
         return set((await self.session.scalars(query)).all())
 
+    async def admin_owners(self, fact_ids: Sequence[int]) -> set[str]:
+        """Whose facts these are, of any scope. Reconcile use only (to lock them)."""
+        if not fact_ids:
+            return set()
+        query = select(FactRow.owner).where(FactRow.id.in_(list(fact_ids))).distinct()
+        return set((await self.session.scalars(query)).all())
+
     async def admin_changed_facts_since(
         self, since: datetime | None, *, also_ids: Sequence[int] = ()
     ) -> list[Fact]:

@@ -3,10 +3,10 @@ stale) and its deleting of that row keeps its row: the fact stays findable.
 
 On SQLite the undo's row is written after its commit, inside the store's index gate, which
 reconcile holds alone from its re-read to its delete: the row comes after the delete. On
-PostgreSQL the undo commits in another process (a second store on the same database), and
-pgvector's delete takes the person's lock and deletes only the rows of facts still not
-active. Each order is forced by an index double that runs the undo when reconcile's delete
-reaches it."""
+PostgreSQL the undo runs in another process (a second store on the same database), and
+reconcile re-reads and deletes in one transaction that holds the person's lock: the undo
+waits for it. Each order is forced by an index double that starts the undo when reconcile's
+delete reaches it."""
 
 from __future__ import annotations
 
@@ -15,9 +15,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from memory.embedding import FastEmbedEmbedder
 from memory.index import LanceFactIndex, VectorIndex
-from memory.index.pgvector import PgVectorIndex
+from memory.index.pgvector import PgVectorIndex, PgVectorWrites
 from memory.indexing import index_facts, reconcile
 from memory.llm import ScriptedLanguageModel
 from memory.records import Action, Actor, FactStatus, NewFact
@@ -113,38 +116,68 @@ async def test_an_undo_between_reconciles_reread_and_delete_keeps_its_row(
     await lance.aclose()
 
 
+class DeleteAfter(PgVectorWrites):
+    """pgvector's writes in the store's transaction, whose delete first awaits ``before``."""
+
+    def __init__(self, session: AsyncSession, before: Callable[[], Awaitable[None]]) -> None:
+        super().__init__(session)
+        self._before = before
+
+    async def delete(self, fact_ids: Sequence[int]) -> None:
+        await self._before()
+        await super().delete(fact_ids)
+
+
+async def lock_waited_for(store: Store) -> bool:
+    """Some transaction waits for an advisory lock (a person's)."""
+    waiting = text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+    async with store.read() as transaction:
+        return bool(await transaction.session.scalar(waiting))
+
+
 async def test_on_postgresql_an_undo_in_another_process_between_reread_and_delete(
     postgres: PostgresServer, embedder: FastEmbedEmbedder
 ) -> None:
     """pgvector lists only active facts' rows, so the row is stale only if the fact was
     restored between reconcile's two reads and deleted again before its re-read: the double
-    does that in the other process, then undoes the delete when reconcile's delete comes."""
+    does that in the other process, then starts the undo of that delete when reconcile's
+    delete comes, and lets it run until it is done or waits for the person's lock."""
     url = await postgres.fresh_database()
     reconciling_store, other_store = await Store.open(url), await Store.open(url)
     try:
-        vectors = await PgVectorIndex.open(reconciling_store.database, dimension=384)
         other_index = await PgVectorIndex.open(other_store.database, dimension=384)
         writer = MemoryWriter(
             other_store, other_index, embedder, ScriptedLanguageModel(), WriteSettings()
         )
         paris = await add_indexed(other_store, other_index, embedder)
         await delete_by_pipeline(other_store, paris, index=other_index)
+        undo: list[asyncio.Task[object]] = []
 
-        class RestoredBetweenReads(UndoAtDelete):
+        async def undo_until_done_or_waiting() -> None:
+            undo.append(asyncio.ensure_future(writer.undo(ALICE)))
+            while True:
+                if undo[0].done() or await lock_waited_for(reconciling_store):
+                    return
+                await asyncio.sleep(0.02)
+
+        class RestoredBetweenReads(PgVectorIndex):
             async def indexed_models(self) -> dict[int, str]:
                 await writer.undo(ALICE)
-                indexed = await self.inner.indexed_models()
+                indexed = await super().indexed_models()
                 await delete_by_pipeline(other_store, paris, index=other_index)
                 return indexed
 
-        index = RestoredBetweenReads(vectors, lambda: writer.undo(ALICE))
+            def writes_in(self, session: AsyncSession) -> PgVectorWrites:
+                super().writes_in(session)
+                return DeleteAfter(session, undo_until_done_or_waiting)
+
+        index = RestoredBetweenReads(reconciling_store.database)
         report = await reconcile(reconciling_store, index, embedder)
-        assert index.undo is not None
-        assert await index.undo is not None
+        assert await undo[0] is not None
 
         assert report.stale == 1
-        assert set(await vectors.indexed_models()) == {paris}
-        assert (await reconcile(reconciling_store, vectors, embedder, dry_run=True)).in_step
+        assert set(await other_index.indexed_models()) == {paris}
+        assert (await reconcile(reconciling_store, other_index, embedder, dry_run=True)).in_step
     finally:
         await reconciling_store.aclose()
         await other_store.aclose()
