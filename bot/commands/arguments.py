@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from bot.commands.errors import CommandError
 
-# The largest id SQLite can store; a bigger number is no fact of anyone's (and would
-# overflow the query). Checked on the digits, so no number is too long to read.
-LARGEST_FACT_NUMBER = 2**63 - 1
+# The largest id every backend stores: ids are INTEGER columns, 32-bit on PostgreSQL
+# (SQLite's are 64-bit, but count from 1 and never get this far). A bigger number is no
+# fact of anyone's, and would overflow PostgreSQL's query parameter. Checked on the digits,
+# so no number is too long to read.
+LARGEST_FACT_NUMBER = 2**31 - 1
 
 
 def fact_number(text: str, usage: str) -> int:

@@ -23,8 +23,7 @@ class ListFacts:
         async with self._services.store.transaction() as tx:
             total = await tx.facts.count(invocation.scope)
             pages = math.ceil(total / size)
-            # Past the last page nothing is read: the offset of a page near 2**63 cannot
-            # be stored in a query.
+            # Past the last page nothing is read: a huge page's offset need not fit a query.
             facts = (
                 await tx.facts.list_in_scope(invocation.scope, limit=size, offset=(page - 1) * size)
                 if page <= pages

@@ -10,21 +10,25 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import URL
 
 from bot.messages import IncomingMessage, OutgoingMessage
 from memory.embedding import Embedder
 from memory.records import NewFact
 from memory.scope import Scope
 from memory.text import valid_data, valid_text
-from tests.bot.core.harness import START, Harness, open_harness, reply_calls
+from tests.bot.core.harness import START, Harness, make_config, open_harness, reply_calls
 
 HUGE = "99999999999999999999"
 ALICE = Scope("matrix:alice", "matrix:dm")
 
 
 @pytest.fixture
-async def bot(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Harness]:
-    harness = await open_harness(tmp_path, embedder)
+async def bot(
+    tmp_path: Path, embedder: Embedder, database_location: Path | URL
+) -> AsyncIterator[Harness]:
+    config = make_config(tmp_path / "data", database=database_location)
+    harness = await open_harness(tmp_path, embedder, config=config)
     async with harness.app.store.transaction() as transaction:
         for number in range(1, 4):
             await transaction.facts.add(ALICE, NewFact(f"fact number {number}"))
@@ -44,7 +48,9 @@ async def active_texts(bot: Harness) -> list[str]:
         (f"!memory forget #{HUGE}", f"There is no fact #{HUGE}"),
         (f"!memory history {HUGE}", f"There is no fact #{HUGE}"),
         (f"!memory forget {'9' * 3990}", "There is no fact #999"),
-        ("!memory forget 9223372036854775807", "I have no fact #9223372036854775807 about you"),
+        ("!memory forget 2147483647", "I have no fact #2147483647 about you"),
+        ("!memory history 2147483647", "I have no fact #2147483647 about you"),
+        ("!memory forget 2147483648", "There is no fact #2147483648: fact numbers are those"),
         ("!memory history 9223372036854775808", "There is no fact #9223372036854775808"),
         ("!memory list 9223372036854775808", "There are only 1 page(s) of facts."),
         (f"!memory list {HUGE}", "There are only 1 page(s) of facts."),
