@@ -17,12 +17,17 @@ WRITERS = 24
 
 
 async def busy_writer(store: Store, number: int, hold_seconds: float) -> None:
-    """A write transaction that reads first and stays open a while (the event loop is busy
-    elsewhere, as under load), then writes."""
+    """A write transaction that reads, writes, then stays open a while holding SQLite's
+    write lock (the event loop is busy elsewhere, as under load), then writes again.
+
+    The hold comes after the first write is sent (SQLite begins the transaction there), so
+    each writer keeps the others out for at least ``hold_seconds``: without the process's
+    lock the sixth one waits longer than the busy timeout however fast the machine is."""
     async with store.transaction() as tx:
         await tx.get_setting("load.counter")
-        await asyncio.sleep(hold_seconds)
         await tx.set_setting(f"load.writer.{number}", "done")
+        await tx.session.flush()
+        await asyncio.sleep(hold_seconds)
         await tx.set_setting("load.counter", str(number))
 
 
