@@ -1,6 +1,7 @@
 """Edits, deletions, departures and catch-up through the real core and write path.
 
-Real: the core, SQLite, LanceDB, the embedder, the queue worker. The LLM's judgement is the
+Real: the core, the store (SQLite and LanceDB, or PostgreSQL with pgvector: each test runs
+on both), the embedder, the queue worker. The LLM's judgement is the
 scripted mind (the extraction and decision answers a real model gives, mistakes included).
 """
 
@@ -12,13 +13,14 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import URL
 
 from bot.messages import IncomingMessage, MessageDeletion, MessageEdit
 from memory.embedding import Embedder
 from memory.llm import ChatMessage
 from memory.records import Action, Fact, FactStatus
 from memory.scope import Scope
-from tests.bot.core.harness import Harness, extraction_calls, fact, open_harness
+from tests.bot.core.harness import Harness, extraction_calls, fact, make_config, open_harness
 from tests.bot.core.test_forgetting import files_with, rows_with
 from tests.memory.write.gated import is_extraction, until
 
@@ -30,22 +32,28 @@ GREETING = "Hi, I'm Alice."
 
 
 @pytest.fixture
-async def bot(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Harness]:
-    harness = await open_harness(tmp_path, embedder)
+async def bot(
+    tmp_path: Path, embedder: Embedder, database_location: Path | URL
+) -> AsyncIterator[Harness]:
+    config = make_config(tmp_path / "data", database=database_location)
+    harness = await open_harness(tmp_path, embedder, config=config)
     yield harness
     harness.llm.open()
     await harness.app.aclose()
 
 
 @pytest.fixture
-async def held_bot(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Harness]:
+async def held_bot(
+    tmp_path: Path, embedder: Embedder, database_location: Path | URL
+) -> AsyncIterator[Harness]:
     """A bot whose model holds the extraction of alice's greeting until ``llm.open()``."""
 
     def greeting(messages: Sequence[ChatMessage]) -> bool:
         # The extraction only: in a group room the reply's user message is the greeting too.
         return is_extraction(messages) and messages[-1].content == GREETING
 
-    harness = await open_harness(tmp_path, embedder, held=greeting)
+    config = make_config(tmp_path / "data", database=database_location)
+    harness = await open_harness(tmp_path, embedder, config=config, held=greeting)
     yield harness
     harness.llm.open()
     await harness.app.aclose()
