@@ -1,7 +1,8 @@
 """Group rooms as conversations: the room's turns by anyone there, attributed, as far as
 everyone in the room could read them, plus the messages a message replies to.
 
-Real core, SQLite, LanceDB and embedder (the harness); the LLM's judgement is scripted.
+Real core, store (SQLite and LanceDB, or PostgreSQL: each test runs on both) and embedder
+(the harness); the LLM's judgement is scripted.
 """
 
 from __future__ import annotations
@@ -12,18 +13,22 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import URL
 
 from bot.core.room_transcript import TRANSCRIPT_HEADING
 from bot.messages import IncomingMessage, QuotedMessage
 from memory.embedding import Embedder
-from tests.bot.core.harness import Harness, fact, open_harness, reply_calls
+from tests.bot.core.harness import Harness, fact, make_config, open_harness, reply_calls
 
 ROOM = "!hikers:x"
 
 
 @pytest.fixture
-async def bot(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Harness]:
-    harness = await open_harness(tmp_path, embedder)
+async def bot(
+    tmp_path: Path, embedder: Embedder, database_location: Path | URL
+) -> AsyncIterator[Harness]:
+    config = make_config(tmp_path / "data", database=database_location)
+    harness = await open_harness(tmp_path, embedder, config=config)
     yield harness
     await harness.app.aclose()
 
