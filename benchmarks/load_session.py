@@ -460,11 +460,12 @@ class Session:
         )
 
 
-async def open_session(data_dir: Path, model: InstantModel) -> Session:
-    from bot.app import build_application
+def session_config(data_dir: Path) -> Any:
+    """The benchmark's config: the offline model, no reranker, no rate limit (a ``Config`` of
+    the code under test, imported here after :func:`put_code_first`)."""
     from bot.config import Config
 
-    config = Config.model_validate(
+    return Config.model_validate(
         {
             "storage": {"data_dir": str(data_dir)},
             "embedding": {"model_path": str(MODEL_DIRECTORY)},
@@ -472,6 +473,12 @@ async def open_session(data_dir: Path, model: InstantModel) -> Session:
             "chat": {"rate_limit_per_minute": 1_000_000},
         }
     )
+
+
+async def open_session(data_dir: Path, model: InstantModel) -> Session:
+    from bot.app import build_application
+
+    config = session_config(data_dir)
     # The embedder as each version builds it from the config (its own defaults).
     application = await build_application(config, llm=model)
     database = Path(config.storage.database_path)

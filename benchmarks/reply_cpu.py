@@ -21,6 +21,7 @@ import pstats
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 
 from benchmarks.core_overhead import (
     STATEMENTS,
@@ -70,17 +71,25 @@ async def replies(application: Application, count: int, offset: int) -> tuple[li
     return loop_cpu, process_cpu
 
 
-def print_profile(profile: cProfile.Profile, count: int) -> None:
-    stats = pstats.Stats(profile)
-    by_package: dict[str, float] = {}
-    by_function: dict[str, float] = {}
+def own_seconds_by(
+    profile: cProfile.Profile, key: Callable[[str, int, str], str]
+) -> dict[str, float]:
+    """The profile's own time (not its callees'), summed by ``key(filename, line, name)``."""
     raw: dict[tuple[str, int, str], tuple[int, int, float, float, object]]
-    raw = stats.stats  # type: ignore[attr-defined]
+    raw = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    totals: dict[str, float] = {}
     for (filename, line, name), (_, _, own, _, _) in raw.items():
-        package = package_of(filename)
-        by_package[package] = by_package.get(package, 0.0) + own
-        function = "/".join(filename.rsplit("/", 2)[-2:]) + f" {name}:{line}"
-        by_function[function] = by_function.get(function, 0.0) + own
+        label = key(filename, line, name)
+        totals[label] = totals.get(label, 0.0) + own
+    return totals
+
+
+def print_profile(profile: cProfile.Profile, count: int) -> None:
+    by_package = own_seconds_by(profile, lambda filename, _, __: package_of(filename))
+    by_function = own_seconds_by(
+        profile,
+        lambda filename, line, name: "/".join(filename.rsplit("/", 2)[-2:]) + f" {name}:{line}",
+    )
     total = sum(by_package.values())
     print(f"\nevent loop thread, own time by package ({total / count * 1000:.2f} ms per reply):")
     for package, seconds in sorted(by_package.items(), key=lambda item: -item[1]):

@@ -18,7 +18,6 @@ import argparse
 import asyncio
 import collections
 import cProfile
-import pstats
 import resource
 import sys
 import tempfile
@@ -50,25 +49,12 @@ class Counts:
         self.seen[what] += 1
 
 
-def config(data: Path) -> Any:
-    from bot.config import Config
-
-    return Config.model_validate(
-        {
-            "storage": {"data_dir": str(data)},
-            "embedding": {"model_path": str(load_session.MODEL_DIRECTORY)},
-            "memory": {"reranker_model": ""},
-            "chat": {"rate_limit_per_minute": 1_000_000},
-        }
-    )
-
-
 async def queue_messages(data: Path, people: int, messages: int) -> None:
     from bot.app import build_application
     from bot.messages import IncomingMessage
 
     application = await build_application(
-        config(data), llm=load_session.InstantModel(), apply_queued=False
+        load_session.session_config(data), llm=load_session.InstantModel(), apply_queued=False
     )
     try:
         for number in range(messages):
@@ -96,12 +82,12 @@ def scope_loads(application: Any) -> int | None:
 
 
 def print_profile(profile: cProfile.Profile, messages: int) -> None:
-    from benchmarks.reply_cpu import package_of
+    # Imported here: reply_cpu imports bot, which must come from --code (put_code_first).
+    from benchmarks.reply_cpu import own_seconds_by, package_of
 
-    by_package: collections.Counter[str] = collections.Counter()
-    stats: dict[Any, Any] = pstats.Stats(profile).stats  # type: ignore[attr-defined]
-    for (filename, _, _), (_, _, own, _, _) in stats.items():
-        by_package[package_of(filename)] += own
+    by_package = collections.Counter(
+        own_seconds_by(profile, lambda filename, _, __: package_of(filename))
+    )
     total = sum(by_package.values())
     print(f"event loop thread, own time by package ({total * 1000 / messages:.2f} ms/message):")
     for package, seconds in by_package.most_common(10):
@@ -119,7 +105,7 @@ async def run(people: int, messages: int, profiled: bool) -> None:
         await session.application.aclose()
         await queue_messages(data, people, messages)
         application = await build_application(
-            config(data), llm=load_session.InstantModel(), apply_queued=True
+            load_session.session_config(data), llm=load_session.InstantModel(), apply_queued=True
         )
         try:
             counts.seen.clear()
