@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -110,14 +110,25 @@ async def enqueue(store: Store, people: int, messages: int) -> None:
                 )
 
 
-async def wait_until_empty(store: Store, workers: Workers) -> None:
-    deadline = time.monotonic() + 240
+async def poll(
+    check: Callable[[], Awaitable[bool]], seconds: float, failure: str, workers: Workers
+) -> None:
+    """Until ``check`` holds; after ``seconds`` the test fails with ``failure`` and the
+    workers' log (the time limit only keeps a broken run from hanging)."""
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
+        if await check():
+            return
+        await asyncio.sleep(0.2)
+    pytest.fail(f"{failure}:\n" + workers.log()[-3000:])
+
+
+async def wait_until_empty(store: Store, workers: Workers) -> None:
+    async def empty() -> bool:
         async with store.read() as transaction:
-            if await transaction.pending.count() == 0:
-                return
-        await asyncio.sleep(0.25)
-    pytest.fail("the queue was not emptied in time:\n" + workers.log()[-3000:])
+            return await transaction.pending.count() == 0
+
+    await poll(empty, 240, "the queue was not emptied in time", workers)
 
 
 async def check_learned_in_order(store: Store, people: int, messages: int) -> None:
@@ -205,22 +216,16 @@ async def test_a_killed_workers_claims_are_taken_over_after_the_lease(
 
 async def wait_for_claimers(store: Store, count: int, workers: Workers) -> None:
     """Until ``count`` workers hold claims."""
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
+
+    async def claimed() -> bool:
+        claimed_by = select(PendingWriteRow.claimed_by).where(
+            PendingWriteRow.claimed_by.is_not(None)
+        )
         async with store.read() as transaction:
-            claimers = set(
-                (
-                    await transaction.session.scalars(
-                        select(PendingWriteRow.claimed_by).where(
-                            PendingWriteRow.claimed_by.is_not(None)
-                        )
-                    )
-                ).all()
-            )
-        if len(claimers) >= count:
-            return
-        await asyncio.sleep(0.2)
-    pytest.fail(f"{count} workers did not hold claims in time:\n" + workers.log()[-3000:])
+            claimers = set((await transaction.session.scalars(claimed_by)).all())
+        return len(claimers) >= count
+
+    await poll(claimed, 120, f"{count} workers did not hold claims in time", workers)
 
 
 async def wait_for_claims(
