@@ -4,7 +4,7 @@ Recalled facts go into the system prompt as a labelled block about the person, i
 person (:mod:`bot.core.fact_block`), never as fake dialogue turns, so the model cannot
 mistake a memory for something just said or for its own voice. In a DM the earlier turns are
 the dialogue's messages. In a group room several people talk with the bot: its earlier turns
-are a quoted transcript in the system prompt (:mod:`bot.core.room_transcript`), and the
+are a quoted transcript in the system prompt (:mod:`bot.room_transcript`), and the
 message being answered is the only user message. The messages the person replies to (not
 addressed to the bot, so not turns) are a labelled list too, quoted the same way in a group
 room. When the reply call offers the ``web_search`` tool, the system prompt says when to use
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from datetime import date
 
 from bot.core.fact_block import fact_block
-from bot.core.room_transcript import TRANSCRIPT_HEADING, quoted_text, speaker, transcript_lines
 from bot.messages import QuotedMessage
+from bot.room_transcript import TRANSCRIPT_HEADING, quoted_text, speaker, transcript_lines
 from bot.websearch.tool import tool_guide
 from memory.llm import ChatMessage
 from memory.records import ConversationTurn, Role

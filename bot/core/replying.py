@@ -29,7 +29,7 @@ import logging
 from dataclasses import dataclass, replace
 
 from bot.core.reply_prompt import ReplyContext, build_messages
-from bot.websearch.base import WebContext, WebSearchAdvisor
+from bot.websearch.base import GroupRoom, WebContext, WebSearchAdvisor
 from bot.websearch.tool import TOOL_NAME, WEB_SEARCH_TOOL, read_call, search_plan, tool_results
 from memory.llm import (
     AnswerCut,
@@ -131,8 +131,9 @@ class Replier:
     async def _with_web_context(
         self, web: WebSearchAdvisor, context: ReplyContext, forced_query: str | None
     ) -> Reply:
+        group = None if context.is_direct else GroupRoom(context.bot_name, context.person_name)
         found = await web.context_for(
-            context.message, context.turns, context.today, forced_query=forced_query
+            context.message, context.turns, context.today, forced_query=forced_query, group=group
         )
         if found is None:
             return await self.plain(context)

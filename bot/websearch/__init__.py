@@ -6,7 +6,7 @@ a language model and a :class:`SearxngClient`.
 """
 
 from bot.websearch.advisor import SearxngAdvisor
-from bot.websearch.base import SearchPlan, WebContext, WebSearchAdvisor
+from bot.websearch.base import GroupRoom, SearchPlan, WebContext, WebSearchAdvisor
 from bot.websearch.errors import (
     JsonFormatDisabled,
     SearchResponseError,
@@ -19,6 +19,7 @@ from bot.websearch.searxng import SearxngClient
 
 __all__ = [
     "FixedWebSearchAdvisor",
+    "GroupRoom",
     "Infobox",
     "JsonFormatDisabled",
     "SearchEngine",

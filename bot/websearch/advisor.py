@@ -18,7 +18,7 @@ from datetime import date
 
 from pydantic import ValidationError
 
-from bot.websearch.base import SearchPlan, WebContext
+from bot.websearch.base import GroupRoom, SearchPlan, WebContext
 from bot.websearch.decision_prompt import (
     PROMPT_VERSION,
     SearchDecision,
@@ -71,6 +71,7 @@ class SearxngAdvisor:
         today: date,
         *,
         forced_query: str | None = None,
+        group: GroupRoom | None = None,
     ) -> WebContext | None:
         if forced_query is not None:
             query = " ".join(forced_query.split())
@@ -80,7 +81,7 @@ class SearxngAdvisor:
         elif self.gate is not None and not self.gate(text):
             return None
         else:
-            plan = await self.decide(text, turns, today)
+            plan = await self.decide(text, turns, today, group)
         if plan is None:
             return None
         return await self.search(plan, today)
@@ -89,11 +90,15 @@ class SearxngAdvisor:
         return self.context(plan, await self.run(plan), today)
 
     async def decide(
-        self, text: str, turns: Sequence[ConversationTurn], today: date
+        self,
+        text: str,
+        turns: Sequence[ConversationTurn],
+        today: date,
+        group: GroupRoom | None = None,
     ) -> SearchPlan | None:
         """Ask the model whether to search; ``None`` means answer without the web."""
         recent = list(turns)[-self.history_turns :] if self.history_turns else []
-        messages = build_messages(text, recent, today)
+        messages = build_messages(text, recent, today, group)
         try:
             raw = await self.model.complete(
                 messages,

@@ -5,8 +5,9 @@ reply call and, when the model calls it, asks the advisor to :meth:`~WebSearchAd
 the queries the model wrote. With a forced ``/search``, or a model without tool support, the
 core asks for :meth:`~WebSearchAdvisor.context_for` a message before it answers: the advisor
 decides whether to search (always for a forced ``/search``, else one JSON decision call),
-writes follow-up-aware queries, runs them and formats the results for the prompt. Web
-content never reaches the memory write path.
+writes follow-up-aware queries, runs them and formats the results for the prompt. In a
+group room the decision is told so (:class:`GroupRoom`): the room's turns are other people's
+words, quoted. Web content never reaches the memory write path.
 """
 
 from __future__ import annotations
@@ -26,6 +27,14 @@ class SearchPlan:
 
     queries: tuple[str, ...]
     time_range: TimeRange | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GroupRoom:
+    """A message in a group room: the bot's name and the display name of who wrote it."""
+
+    bot_name: str
+    asker: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +58,10 @@ class WebSearchAdvisor(Protocol):
         today: date,
         *,
         forced_query: str | None = None,
+        group: GroupRoom | None = None,
     ) -> WebContext | None:
-        """Web context for answering ``text``, or ``None`` when no search is needed."""
+        """Web context for answering ``text``, or ``None`` when no search is needed;
+        ``group`` is ``None`` in a DM."""
         ...
 
     async def search(self, plan: SearchPlan, today: date) -> WebContext:

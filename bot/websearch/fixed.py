@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
-from bot.websearch.base import SearchPlan, WebContext
+from bot.websearch.base import GroupRoom, SearchPlan, WebContext
 from memory.records import ConversationTurn
 
 
@@ -21,6 +21,7 @@ class AdvisorCall:
     turns: tuple[ConversationTurn, ...]
     today: date
     forced_query: str | None
+    group: GroupRoom | None
 
 
 @dataclass
@@ -36,8 +37,9 @@ class FixedWebSearchAdvisor:
         today: date,
         *,
         forced_query: str | None = None,
+        group: GroupRoom | None = None,
     ) -> WebContext | None:
-        self.calls.append(AdvisorCall(text, tuple(turns), today, forced_query))
+        self.calls.append(AdvisorCall(text, tuple(turns), today, forced_query, group))
         return self.context
 
     async def search(self, plan: SearchPlan, today: date) -> WebContext:

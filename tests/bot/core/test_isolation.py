@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import URL
 
-from bot.core.room_transcript import TRANSCRIPT_HEADING
 from bot.core.third_person import about
 from bot.messages import IncomingMessage, MessageDeletion, MessageEdit
+from bot.room_transcript import TRANSCRIPT_HEADING
 from memory.embedding import Embedder
 from memory.llm import ChatMessage
 from memory.scope import ScopeMode

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import URL
 
-from bot.core.room_transcript import TRANSCRIPT_HEADING
 from bot.messages import IncomingMessage, QuotedMessage
+from bot.room_transcript import TRANSCRIPT_HEADING
 from memory.embedding import Embedder
 from tests.bot.core.harness import Harness, fact, make_config, open_harness, reply_calls
 

@@ -141,11 +141,14 @@ async def test_searches_follow_the_room_in_a_group_and_only_the_person_in_a_dm(
     await bot.say("alice", "is it going to rain in Paris tomorrow?")
 
     in_the_room, in_alices_dm = (call.prompt_text for call in search_decision_calls(bot.llm)[1::2])
-    # The group conversation is shared, each turn under its speaker's name...
-    assert "Bob: what's the weather in Berlin?" in in_the_room
+    # The group conversation is shared, each turn quoted under its speaker's name, and the
+    # decision knows who asks now...
+    assert '- Bob wrote: "what\'s the weather in Berlin?"' in in_the_room
+    assert in_the_room.endswith("Newest message, from Alice:\nand tomorrow?")
     # ...but a DM is the person's own: Carol's DM and the group room stay out of Alice's.
     assert "Rome" not in in_alices_dm and "Berlin" not in in_alices_dm
     assert "(no earlier messages)" in in_alices_dm
+    assert in_alices_dm.endswith("Newest message:\nis it going to rain in Paris tomorrow?")
 
 
 async def test_nothing_found_is_said_after_the_answer(bot: WebBot) -> None:

@@ -1,4 +1,7 @@
-"""A group room's earlier turns as the reply model sees them: a quoted, attributed transcript.
+"""A group room's earlier turns as a model sees them: a quoted, attributed transcript.
+
+The reply prompt (:mod:`bot.core.reply_prompt`) and the web search decision prompt
+(:mod:`bot.websearch.decision_prompt`) both show a group room's turns this way.
 
 Given as "Name: text" user messages, the room's turns were what the real 0.5B model imitated:
 it answered in the asker's voice, repeating the question, and no answer used another person's
@@ -27,14 +30,19 @@ TEXT_CHARS = 500
 NAME_CHARS = 40
 
 
-def transcript_lines(bot_name: str, turns: Sequence[ConversationTurn]) -> list[str]:
-    """One line per turn, oldest first: ``- Bob wrote: "..."``, ``- You answered: "..."``."""
-    return [transcript_line(bot_name, turn) for turn in turns]
+def transcript_lines(
+    bot_name: str, turns: Sequence[ConversationTurn], *, answerer: str = "You"
+) -> list[str]:
+    """One line per turn, oldest first: ``- Bob wrote: "..."``, ``- You answered: "..."``.
+
+    ``answerer`` names the bot's own turns: "You" for the bot's model, the bot's name for a
+    model that reads the room from outside it."""
+    return [transcript_line(bot_name, turn, answerer=answerer) for turn in turns]
 
 
-def transcript_line(bot_name: str, turn: ConversationTurn) -> str:
+def transcript_line(bot_name: str, turn: ConversationTurn, *, answerer: str = "You") -> str:
     if turn.role is Role.ASSISTANT:
-        return f"- You answered: {quoted_text(turn.text)}"
+        return f"- {answerer} answered: {quoted_text(turn.text)}"
     return f"- {speaker(turn.author_name, bot_name)} wrote: {quoted_text(turn.text)}"
 
 
