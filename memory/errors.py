@@ -5,6 +5,7 @@ One root, so callers above can catch the whole layer at once::
     MemoryLayerError
      ├── StoreError                 SQLite could not read or write
      │    ├── StorageFullError      the disk is full; nothing was written
+     │    ├── LockTimeoutError      another transaction held a lock too long; try later
      │    └── SchemaError           the schema cannot be used or upgraded as it is
      │         ├── SchemaTooNewError    made by a newer Mnemo: refused, never touched
      │         └── SchemaOutdatedError  older than the code and not upgraded (read-only use)
@@ -28,6 +29,11 @@ class StoreError(MemoryLayerError):
 
 class StorageFullError(StoreError):
     """The disk holding the database is full."""
+
+
+class LockTimeoutError(StoreError):
+    """Another transaction held what this one needed longer than the database waits
+    (PostgreSQL's ``lock_timeout``); nothing was written, and the same write later works."""
 
 
 class SchemaError(StoreError):

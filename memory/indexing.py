@@ -4,10 +4,12 @@ Write paths hand the index rows to their store transaction (``store.transaction(
 pgvector writes them in that transaction: facts and vectors cannot diverge. LanceDB writes
 them after the commit: if the process dies in between, the index is missing a row or holds a
 stale one, and :func:`reconcile` (run at start-up, on a schedule and to rebuild a broken
-index) makes it match again. It writes without the people's commit locks, so each of its
+index) makes it match again. It writes without this process's commit locks, so each of its
 writes re-reads its facts inside the store's index gate (:mod:`memory.store.index_gate`): a
 fact forgotten since reconcile read it is never written back, and a fact an undo restored
-meanwhile keeps the row the undo wrote.
+meanwhile keeps the row the undo wrote. Against other processes (PostgreSQL) its writes
+read the facts again under the people's locks: the stale rows' delete here, the rows'
+upsert in :meth:`memory.index.pgvector.PgVectorIndex.upsert`.
 """
 
 from __future__ import annotations
@@ -131,7 +133,8 @@ async def _write_still_active(
     store: Store, index: VectorIndex, rows: list[IndexedFact]
 ) -> list[int]:
     """Write the rows whose facts are still active, read again inside the index gate (a
-    forget or a commit may have come since they were read); the ids written."""
+    forget or a commit may have come since they were read); the ids written. (pgvector
+    reads them once more under the people's locks, for the other processes' commits.)"""
     async with store.index_gate.checking():
         async with store.read() as transaction:
             active = await transaction.facts.admin_active_ids([row.fact_id for row in rows])

@@ -9,9 +9,9 @@ HNSW index with the filter.
 Writes made by the write path go through :class:`PgVectorWrites` inside the store's own
 transaction, so facts and vectors commit together and reconcile has nothing to do. The
 methods of :class:`PgVectorIndex` that write (reconcile's repairs, re-embedding) open a
-transaction of their own; the foreign key to the facts (``ON DELETE CASCADE``) and the lock
-:meth:`PgVectorIndex.upsert` takes make the store's index gate hold across processes (for
-forgets; reconcile's deletes are made in a store transaction that holds the people's locks).
+transaction of their own; the foreign key to the facts (``ON DELETE CASCADE``) and the
+people's locks :meth:`PgVectorIndex.upsert` takes make the store's index gate hold across
+processes (reconcile's deletes are made in a store transaction that holds them too).
 """
 
 from __future__ import annotations
@@ -26,11 +26,12 @@ from sqlalchemy import String, cast, delete, func, select
 from sqlalchemy.dialects.postgresql import TSQUERY, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.errors import StoreError, VectorIndexError
+from memory.errors import LockTimeoutError, StoreError, VectorIndexError
 from memory.index.base import IndexedFact, ScoredFactId, StoredVector
 from memory.records import FactStatus
 from memory.scope import Scope
 from memory.store import Database, visible_in
+from memory.store.people_lock import lock_people
 from memory.store.schema import FactRow, FactVectorRow
 
 log = logging.getLogger(__name__)
@@ -107,35 +108,48 @@ class PgVectorIndex:
         return PgVectorWrites(session)
 
     @asynccontextmanager
-    async def _session(self) -> AsyncIterator[AsyncSession]:
-        """A transaction of the store's database; its errors are the index's here."""
+    async def _session(self, *, lock_timeouts_pass: bool = False) -> AsyncIterator[AsyncSession]:
+        """A transaction of the store's database; its errors are the index's here, but with
+        ``lock_timeouts_pass`` a person's lock held too long by another process stays a
+        :class:`LockTimeoutError`: the write was fine and is made again later."""
         try:
             async with self._database.transaction() as session:
                 yield session
         except StoreError as error:
+            if lock_timeouts_pass and isinstance(error, LockTimeoutError):
+                raise
             raise VectorIndexError(
                 f"the vectors in PostgreSQL could not be used: {error}"
             ) from error
 
     async def upsert(self, facts: Sequence[IndexedFact]) -> None:
-        """Write the rows of the facts that still exist, in a transaction of its own.
+        """Write the rows of the facts still active, in a transaction of its own that holds
+        their owners' locks (:mod:`memory.store.people_lock`).
 
-        Reconcile and re-embedding write from a read made earlier, and a forget in another
-        process does not pass this process's index gate. So the facts are locked against
-        deletion first (``FOR KEY SHARE``): a forget that committed meanwhile has its facts
-        left out here, and one still running waits for this commit and then deletes the
-        rows with its facts (``ON DELETE CASCADE``). Never a row without its fact.
+        Reconcile and re-embedding write from a read made earlier, and another process's
+        changes do not pass this process's index gate. Every write that changes a person's
+        facts (a commit, undo, forget, merge) takes that person's lock, so under it the facts
+        are read again: a change committed before is seen (a fact superseded or forgotten
+        meanwhile is left out), and one that comes later waits for this commit, then deletes
+        the rows of the facts it retires. ``FOR KEY SHARE`` holds off the one delete made
+        without a person's lock (the purge of long-deleted facts) until this commit. Never a
+        row of a fact that is not active. A lock held longer than the database waits raises
+        :class:`LockTimeoutError` with nothing written.
         """
         if not facts:
             return
-        existing = (
+        still_active = (
             select(FactRow.id)
-            .where(FactRow.id.in_([fact.fact_id for fact in facts]))
-            .with_for_update(key_share=True)
+            .where(
+                FactRow.id.in_([fact.fact_id for fact in facts]),
+                FactRow.status == FactStatus.ACTIVE.value,
+            )
+            .with_for_update(read=True, key_share=True)
         )
-        async with self._session() as session:
-            kept = set((await session.scalars(existing)).all())
-            await PgVectorWrites(session).upsert([fact for fact in facts if fact.fact_id in kept])
+        async with self._session(lock_timeouts_pass=True) as session:
+            await lock_people(session, [fact.owner for fact in facts])
+            kept = set((await session.scalars(still_active)).all())
+            await self.writes_in(session).upsert([fact for fact in facts if fact.fact_id in kept])
 
     async def delete(self, fact_ids: Sequence[int]) -> None:
         async with self._session() as session:

@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from memory.coalescing import Coalesced
-from memory.errors import StorageFullError, StoreError
+from memory.errors import LockTimeoutError, StorageFullError, StoreError
 from memory.store.sqlite_driver import one_trip_dbapi
 from memory.store.write_lock import WriteLock
 
@@ -64,7 +64,7 @@ def translate_error(error: SQLAlchemyError) -> StoreError:
     if sqlite_full or getattr(original, "sqlstate", None) == POSTGRES_DISK_FULL:
         return StorageFullError("the disk holding the database is full; nothing was written")
     if getattr(original, "sqlstate", None) == POSTGRES_LOCK_TIMEOUT:
-        return StoreError(
+        return LockTimeoutError(
             "the database is locked: another transaction held what this write needed for "
             f"{BUSY_TIMEOUT_MILLISECONDS / 1000:g} s; nothing was written"
         )

@@ -15,7 +15,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.embedding import FastEmbedEmbedder
@@ -27,6 +26,7 @@ from memory.records import Action, Actor, FactStatus, NewFact
 from memory.scope import Scope
 from memory.store import EventDraft, IndexGate, Store, utc_now
 from memory.write import MemoryWriter, WriteSettings
+from tests.memory.lock_waits import lock_waited_for
 from tests.memory.paused_parts import PausedIndex
 from tests.servers.postgres import PostgresServer
 
@@ -126,13 +126,6 @@ class DeleteAfter(PgVectorWrites):
     async def delete(self, fact_ids: Sequence[int]) -> None:
         await self._before()
         await super().delete(fact_ids)
-
-
-async def lock_waited_for(store: Store) -> bool:
-    """Some transaction waits for an advisory lock (a person's)."""
-    waiting = text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
-    async with store.read() as transaction:
-        return bool(await transaction.session.scalar(waiting))
 
 
 async def test_on_postgresql_an_undo_in_another_process_between_reread_and_delete(

@@ -1,0 +1,155 @@
+"""On PostgreSQL, a fact another process supersedes while reconcile re-embeds it gets no
+vector row back from reconcile: only active facts have vectors.
+
+Reconcile reads the facts, embeds them, then writes their rows in a transaction of its own
+(:meth:`memory.index.pgvector.PgVectorIndex.upsert`). Another process (a second store on the
+same database) moves Alice from Paris to Berlin through the real write path, which deletes
+Paris's row in its commit. Two orders are forced: the move commits before reconcile's write
+(the write reads the facts again under Alice's lock and leaves Paris out; without the status
+in that read, as before, Paris got its row back), or it arrives while reconcile's write
+holds Alice's lock (it waits for that commit, then deletes the row written; without the
+lock, with the facts' rows locked against deletion only, Paris got its row back).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from memory.embedding import FastEmbedEmbedder
+from memory.index import IndexedFact
+from memory.index.pgvector import PgVectorIndex, PgVectorWrites
+from memory.indexing import reconcile
+from memory.llm import ScriptedLanguageModel
+from memory.llm.scripted import Step
+from memory.records import Fact, FactStatus
+from memory.store import Database, Store
+from memory.store.schema import FactVectorRow
+from memory.write import MemoryWriter, WriteSettings
+from tests.memory.lock_waits import lock_waited_for
+from tests.memory.paused_parts import PausedIndex
+from tests.memory.write.gated import GatedLanguageModel, is_extraction, until
+from tests.memory.write.helpers import ALICE, all_facts, decided, extracted, say, seed
+from tests.servers.postgres import PostgresServer
+
+MOVE = "I moved to Berlin"
+
+
+def moving_to_berlin() -> list[Step]:
+    """What a model answers to Alice's move: Berlin, which updates fact 1 (Paris)."""
+    return [extracted("I live in Berlin"), decided((1, "UPDATE", 1))]
+
+
+async def paris_of_an_earlier_model(store: Store, embedder: FastEmbedEmbedder) -> Fact:
+    """Paris with a vector that an earlier embedding model made: reconcile re-embeds it."""
+    index = await PgVectorIndex.open(store.database, dimension=384)
+    (paris,) = await seed(store, index, embedder, ALICE, "I live in Paris")
+    async with store.transaction() as transaction:
+        await transaction.session.execute(update(FactVectorRow).values(model="an-earlier-model"))
+    return paris
+
+
+async def facts_with_vectors(store: Store) -> set[int]:
+    """Every row in the vectors' table, whatever its fact's status."""
+    async with store.read() as transaction:
+        return set((await transaction.session.scalars(select(FactVectorRow.fact_id))).all())
+
+
+async def check_only_berlin_has_a_vector(store: Store, embedder: FastEmbedEmbedder) -> None:
+    facts = {fact.text: fact for fact in await all_facts(store, ALICE)}
+    assert facts["I live in Paris"].status is FactStatus.SUPERSEDED
+    assert facts["I live in Berlin"].status is FactStatus.ACTIVE
+    assert await facts_with_vectors(store) == {facts["I live in Berlin"].id}
+    index = PgVectorIndex(store.database)
+    assert (await reconcile(store, index, embedder, dry_run=True)).in_step
+
+
+async def test_a_fact_superseded_before_reconciles_write_gets_no_row(
+    postgres: PostgresServer, embedder: FastEmbedEmbedder
+) -> None:
+    url = await postgres.fresh_database()
+    reconciling_store, other_store = await Store.open(url), await Store.open(url)
+    try:
+        await paris_of_an_earlier_model(other_store, embedder)
+        writer = MemoryWriter(
+            other_store,
+            PgVectorIndex(other_store.database),
+            embedder,
+            ScriptedLanguageModel(moving_to_berlin()),
+            WriteSettings(),
+        )
+        index = PausedIndex(PgVectorIndex(reconciling_store.database))
+
+        reconciling = asyncio.create_task(reconcile(reconciling_store, index, embedder))
+        await index.upsert_entered.wait()  # Paris embedded and read again: still active
+        await say(writer, ALICE, MOVE)
+        index.gate.set()
+        report = await reconciling
+
+        assert report.reembedded == 1
+        await check_only_berlin_has_a_vector(other_store, embedder)
+    finally:
+        await reconciling_store.aclose()
+        await other_store.aclose()
+
+
+class WritesAfter(PgVectorWrites):
+    """pgvector's writes in a transaction, whose first upsert first awaits ``before``."""
+
+    def __init__(self, session: AsyncSession, before: Callable[[], Awaitable[None]]) -> None:
+        super().__init__(session)
+        self._before: Callable[[], Awaitable[None]] | None = before
+
+    async def upsert(self, facts: Sequence[IndexedFact]) -> None:
+        if self._before is not None:
+            before, self._before = self._before, None
+            await before()
+        await super().upsert(facts)
+
+
+class WriteLettingOthersIn(PgVectorIndex):
+    """The real index, whose own write first lets ``before`` run (test double for another
+    process's commit arriving just then)."""
+
+    def __init__(self, database: Database, before: Callable[[], Awaitable[None]]) -> None:
+        super().__init__(database)
+        self._before = before
+
+    def writes_in(self, session: AsyncSession) -> PgVectorWrites:
+        return WritesAfter(super().writes_in(session).session, self._before)
+
+
+async def test_a_fact_superseded_during_reconciles_write_loses_its_row_after_it(
+    postgres: PostgresServer, embedder: FastEmbedEmbedder
+) -> None:
+    url = await postgres.fresh_database()
+    reconciling_store, other_store = await Store.open(url), await Store.open(url)
+    try:
+        await paris_of_an_earlier_model(other_store, embedder)
+        # The decision waits until reconcile writes: the move is claimed and planned, and
+        # its commit comes while reconcile's write is under way.
+        model = GatedLanguageModel(
+            moving_to_berlin(), held=lambda messages: not is_extraction(messages)
+        )
+        writer = MemoryWriter(
+            other_store, PgVectorIndex(other_store.database), embedder, model, WriteSettings()
+        )
+        moving = asyncio.create_task(say(writer, ALICE, MOVE))
+        await until(lambda: bool(model.waiting))
+
+        async def commit_until_done_or_waiting() -> None:
+            model.open()
+            await until(lambda: moving.done() or lock_waited_for(reconciling_store))
+
+        index = WriteLettingOthersIn(reconciling_store.database, commit_until_done_or_waiting)
+        report = await reconcile(reconciling_store, index, embedder)
+        await moving
+
+        assert report.reembedded == 1
+        await check_only_berlin_has_a_vector(other_store, embedder)
+    finally:
+        await reconciling_store.aclose()
+        await other_store.aclose()
