@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from bot.config import Config, EmbeddingSettings, LLMSettings, MemorySettings
 from memory.embedding import Embedder, FastEmbedEmbedder, OllamaEmbedder
-from memory.errors import VectorIndexError
+from memory.errors import LockTimeoutError, VectorIndexError
 from memory.index import HealingIndex, VectorIndex
 from memory.index.pgvector import PgVectorIndex
 from memory.indexing import reconcile
@@ -122,7 +122,13 @@ async def open_memory(
         await _prepare_database_space(store)
     try:
         if store.database.dialect == "postgresql":
-            return await _open_postgres(store, embedder, dimension, run_reconcile)
+            return await _open_postgres(
+                store,
+                embedder,
+                dimension,
+                run_reconcile,
+                reconcile_every_minutes=config.scheduler.reconcile_interval_minutes,
+            )
         index = await HealingIndex.open(
             config.storage.index_path,
             dimension=dimension,
@@ -141,20 +147,44 @@ async def open_memory(
 
 
 async def _open_postgres(
-    store: Store, embedder: Embedder, dimension: int, run_reconcile: bool
+    store: Store,
+    embedder: Embedder,
+    dimension: int,
+    run_reconcile: bool,
+    *,
+    reconcile_every_minutes: int,
 ) -> MemoryComponents:
     index = await PgVectorIndex.open(store.database, dimension=dimension)
     if run_reconcile:
-        # Nothing to do unless the embedding model changed: vectors commit with their facts.
-        report = await reconcile(store, index, embedder)
-        if not report.in_step:
-            log.warning(
-                "vectors brought in step at start-up: %d missing, %d stale, %d re-embedded",
-                report.missing,
-                report.stale,
-                report.reembedded,
-            )
+        await _reconcile_at_start(store, index, embedder, reconcile_every_minutes)
     return MemoryComponents(store, index, embedder)
+
+
+async def _reconcile_at_start(
+    store: Store, index: PgVectorIndex, embedder: Embedder, reconcile_every_minutes: int
+) -> None:
+    """Nothing to do unless the embedding model changed: vectors commit with their facts.
+    A person's lock that another process held too long stops this reconcile, not the start:
+    what it wrote stays, and a later reconcile does the rest."""
+    try:
+        report = await reconcile(store, index, embedder)
+    except LockTimeoutError as error:
+        log.warning(
+            "start-up reconcile stopped (%s); starting anyway. The facts it did not reach "
+            "keep the vectors they had (none, or the previous model's) until the scheduled "
+            "reconcile (every %d minutes, scheduler.reconcile_interval_minutes) or the next "
+            "start repairs them; `mnemo reconcile` repairs them now",
+            error,
+            reconcile_every_minutes,
+        )
+        return
+    if not report.in_step:
+        log.warning(
+            "vectors brought in step at start-up: %d missing, %d stale, %d re-embedded",
+            report.missing,
+            report.stale,
+            report.reembedded,
+        )
 
 
 async def _bring_in_step(memory: MemoryComponents, index: HealingIndex) -> None:
