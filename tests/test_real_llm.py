@@ -22,7 +22,7 @@ from bot.core.replying import CUT_NOTE, Replier
 from bot.doctor.base import CheckStatus
 from bot.doctor.llm import LanguageModelCheck
 from bot.websearch.advisor import SearxngAdvisor
-from bot.websearch.base import WebContext
+from bot.websearch.base import GroupRoom, WebContext
 from bot.websearch.fixed import FixedWebSearchAdvisor
 from bot.websearch.searxng import SearxngClient
 from bot.websearch.tool import TOOL_NAME, WEB_SEARCH_TOOL
@@ -44,6 +44,7 @@ from memory.write.decision import decide
 from memory.write.errors import UnusableModelOutput
 from memory.write.extraction import Extraction, extract_facts
 from memory.write.prompts.decision import DecisionItem
+from tests.bot.websearch.turns import HIJACKED_WEATHER
 from tests.servers.llama import MODEL, SHARED_LLM, LlamaServer
 
 pytestmark = pytest.mark.real_llm
@@ -128,6 +129,9 @@ async def test_search_decision_answers_json_of_the_schema(
     advisor = SearxngAdvisor(model, SearxngClient("http://127.0.0.1:9"), gate=None)
     try:
         await advisor.decide("What is the weather in Paris tomorrow?", [], NOW.date())
+        # A group room's quoted transcript (search-decision/3) gets a JSON answer too.
+        room = GroupRoom("Mnemo", "Alice")
+        await advisor.decide("and tomorrow?", HIJACKED_WEATHER, NOW.date(), room)
     finally:
         await advisor.aclose()
     assert "is not the expected JSON" not in caplog.text

@@ -97,6 +97,22 @@ class SearxngAdvisor:
         group: GroupRoom | None = None,
     ) -> SearchPlan | None:
         """Ask the model whether to search; ``None`` means answer without the web."""
+        decision = await self.decision(text, turns, today, group)
+        if decision is None or not decision.search:
+            return None
+        # A model that says "search" but writes no query still gets the person's own words.
+        queries = clean_queries(decision) or (" ".join(text.split())[:200],)
+        return SearchPlan(queries, decision.time_range)
+
+    async def decision(
+        self,
+        text: str,
+        turns: Sequence[ConversationTurn],
+        today: date,
+        group: GroupRoom | None = None,
+    ) -> SearchDecision | None:
+        """The model's decision as it answered; ``None`` when the call or its JSON failed
+        (logged)."""
         recent = list(turns)[-self.history_turns :] if self.history_turns else []
         messages = build_messages(text, recent, today, group)
         try:
@@ -110,7 +126,7 @@ class SearxngAdvisor:
             log.warning("web search skipped: the search decision call failed: %s", error)
             return None
         try:
-            decision = SearchDecision.model_validate_json(raw)
+            return SearchDecision.model_validate_json(raw)
         except ValidationError:
             log.warning(
                 "web search skipped: the model's search decision (%s) is not the expected "
@@ -119,11 +135,6 @@ class SearxngAdvisor:
                 raw,
             )
             return None
-        if not decision.search:
-            return None
-        # A model that says "search" but writes no query still gets the person's own words.
-        queries = clean_queries(decision) or (" ".join(text.split())[:200],)
-        return SearchPlan(queries, decision.time_range)
 
     async def run(self, plan: SearchPlan) -> list[SearchResults | WebSearchError]:
         return list(await asyncio.gather(*(self._search(query, plan) for query in plan.queries)))
