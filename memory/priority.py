@@ -96,3 +96,11 @@ class ReplyPriority:
                 remaining = SLOT_POLL_SECONDS
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._no_replies.wait(), remaining)
+
+
+def background_turn(priority: ReplyPriority | None) -> contextlib.AbstractAsyncContextManager[None]:
+    """One background step of ``priority`` (:meth:`ReplyPriority.background`); without one,
+    the step runs at once (a process that answers nobody: ``mnemo worker``, tests)."""
+    if priority is None:
+        return contextlib.nullcontext()
+    return priority.background()

@@ -12,10 +12,9 @@ from typing import Protocol, TypeVar
 
 from memory.records import Fact, FactEvent
 from memory.scope import Scope
-from memory.store import StoreTransaction
+from memory.store import Accepted, StoreTransaction
 from memory.write.pipeline import WriteOutcome
 from memory.write.undo import UndoResult
-from memory.write.writer import Accepted
 
 T = TypeVar("T")
 

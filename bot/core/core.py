@@ -48,8 +48,7 @@ from memory.llm import LanguageModel, LanguageModelError
 from memory.priority import ReplyPriority
 from memory.records import ConversationTurn, Role
 from memory.scope import Scope, ScopeMode, direct_room_key
-from memory.store import Store, StoreTransaction
-from memory.write.writer import Accepted
+from memory.store import Accepted, Store, StoreTransaction
 
 log = logging.getLogger(__name__)
 
@@ -384,8 +383,14 @@ class ConversationCore:
         self, message: IncomingMessage, room: str, reply: str, answer_to: int
     ) -> None:
         try:
-            async with self._store.transaction() as tx:
-                await self._add_answer(tx, message, room, reply, answer_to)
+            await self._store.add_answer(
+                room,
+                reply,
+                author=message.user_key,
+                created_at=datetime.now(UTC),
+                answer_to=answer_to,
+                audience=message.audience,
+            )
         except StoreError as error:
             log.error("could not store the answer to %s in %s: %s", message.user_key, room, error)
 

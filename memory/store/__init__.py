@@ -6,9 +6,10 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
-from sqlalchemy import URL, bindparam, select
+from sqlalchemy import URL, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.errors import StoreError
@@ -19,6 +20,7 @@ from memory.store.database import Database, database_url, read_only_sqlite_url, 
 from memory.store.facts import EventDraft, FactRepository, utc_now, visible_in
 from memory.store.forgetting import Erased, ForgetRepository
 from memory.store.index_gate import IndexGate
+from memory.store.intake import SETTING_VALUE, Accepted, Intake, add_answer, take_in
 from memory.store.migrations import require_current_schema, upgrade_schema
 from memory.store.migrations.backup import delete_backups, expire_backups
 from memory.store.pending import PendingWriteRepository
@@ -27,12 +29,14 @@ from memory.store.schema import SettingRow
 
 __all__ = [
     "PERSONAL_TABLES",
+    "Accepted",
     "Database",
     "Erased",
     "EventDraft",
     "FactRepository",
     "ForgetRepository",
     "IndexGate",
+    "Intake",
     "PendingWriteRepository",
     "Store",
     "StoreTransaction",
@@ -66,10 +70,6 @@ class WithoutIndex:
             "this transaction changes the index but was opened without one: "
             "use store.transaction(index=...)"
         )
-
-
-# Built once: the intake of every message reads the person's pause with it.
-SETTING_VALUE = select(SettingRow.value).where(SettingRow.key == bindparam("key"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +171,35 @@ class Store:
         if index is not None:
             async with self.index_gate.after_commit():
                 await writes.after_commit()
+
+    async def take_in(self, intake: Intake) -> Accepted:
+        """A person's message taken in, durably, before it is answered (see
+        :func:`memory.store.intake.take_in`): one short transaction, run whole in one call."""
+        return await self.database.write_at_once(partial(take_in, intake=intake))
+
+    async def add_answer(
+        self,
+        room: str,
+        text: str,
+        *,
+        author: str,
+        created_at: datetime,
+        answer_to: int,
+        audience: str | None = None,
+    ) -> bool:
+        """The bot's answer to the person's turn ``answer_to``, authored as that person (DM
+        rooms are shared); nothing if that turn was forgotten meanwhile. One short
+        transaction, run whole in one call."""
+        work = partial(
+            add_answer,
+            room=room,
+            text=text,
+            author=author,
+            created_at=created_at,
+            answer_to=answer_to,
+            audience=audience,
+        )
+        return await self.database.write_at_once(work)
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[StoreTransaction]:

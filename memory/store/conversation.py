@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -97,6 +98,45 @@ RECENT_SHARED = {
 }
 
 
+def turn_values(turn: ConversationTurn) -> dict[str, Any]:
+    """The parameters of ``INSERT_TURN`` for a turn (its id is the database's)."""
+    return {
+        "room": turn.room,
+        "author": turn.author,
+        "role": turn.role.value,
+        "text": turn.text,
+        "created_at": turn.created_at,
+        "platform_message_id": turn.platform_message_id,
+        "author_name": turn.author_name,
+        "audience": turn.audience,
+        "answer_to": turn.answer_to,
+    }
+
+
+def answer_values(
+    room: str,
+    text: str,
+    author: str,
+    created_at: datetime,
+    answer_to: int,
+    audience: str | None,
+) -> dict[str, Any]:
+    """The parameters of ``INSERT_ANSWER``."""
+    return {
+        "room": room,
+        "author": author,
+        "text": text,
+        "created_at": created_at,
+        "answer_to": answer_to,
+        "audience": audience,
+    }
+
+
+def person_turn_values(room: str, author: str, platform_message_id: str) -> dict[str, Any]:
+    """The parameters of ``PERSON_TURN``."""
+    return {"room": room, "author": author, "platform_message_id": platform_message_id}
+
+
 class TurnRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
@@ -115,20 +155,8 @@ class TurnRepository:
         answer_to: int | None = None,
     ) -> ConversationTurn:
         """``answer_to``: the person's turn a bot answer replies to (erased with it)."""
-        values = {
-            "room": room,
-            "author": author,
-            "role": role.value,
-            "text": text,
-            "created_at": created_at,
-            "platform_message_id": platform_message_id,
-            "author_name": author_name,
-            "audience": audience,
-            "answer_to": answer_to,
-        }
-        result = await self.session.execute(INSERT_TURN, values)
-        return ConversationTurn(
-            id=int(result.scalar_one()),
+        turn = ConversationTurn(
+            id=0,
             room=room,
             author=author,
             role=role,
@@ -139,6 +167,8 @@ class TurnRepository:
             audience=audience,
             answer_to=answer_to,
         )
+        result = await self.session.execute(INSERT_TURN, turn_values(turn))
+        return replace(turn, id=int(result.scalar_one()))
 
     async def add_answer(
         self,
@@ -153,14 +183,7 @@ class TurnRepository:
         """The bot's answer to the person's turn ``answer_to``; nothing if that turn is gone
         (forgotten while the answer was composed). One statement, so no forget slips between
         the check and the insert."""
-        values = {
-            "room": room,
-            "author": author,
-            "text": text,
-            "created_at": created_at,
-            "answer_to": answer_to,
-            "audience": audience,
-        }
+        values = answer_values(room, text, author, created_at, answer_to, audience)
         result = await self.session.execute(INSERT_ANSWER, values)
         return int(getattr(result, "rowcount", 0) or 0) == 1
 
@@ -168,7 +191,7 @@ class TurnRepository:
         self, room: str, author: str, platform_message_id: str
     ) -> ConversationTurn | None:
         """The person's turn with this platform id in this room, if it was stored."""
-        values = {"room": room, "author": author, "platform_message_id": platform_message_id}
+        values = person_turn_values(room, author, platform_message_id)
         row = (await self.session.execute(PERSON_TURN, values)).one_or_none()
         return None if row is None else to_turn(row)
 

@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import (
 
 from memory.coalescing import Coalesced
 from memory.errors import LockTimeoutError, StorageFullError, StoreError
+from memory.store.one_trip import EngineWriter, OneTripWriter, Result, ThreadWriter, Work
 from memory.store.sqlite_driver import one_trip_dbapi
 from memory.store.write_lock import WriteLock
 
@@ -138,6 +139,11 @@ class Database:
         self.engine: AsyncEngine = create_engine_for(self.url, read_only=read_only)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         self.write_lock = WriteLock()
+        self.one_trip: OneTripWriter = (
+            ThreadWriter(self.url, _set_sqlite_pragmas)
+            if self.dialect == "sqlite" and not read_only
+            else EngineWriter(self.engine)
+        )
         # How long a truncation of the log waits for readers (replies read in milliseconds);
         # below BUSY_TIMEOUT_MILLISECONDS, so a writer queued behind it never times out.
         self.log_wait_seconds = LOG_WAIT_SECONDS
@@ -160,6 +166,16 @@ class Database:
         back on error; this process's writing transactions take turns (see WriteLock)."""
         async with self.write_lock.hold(), self.read() as session:
             yield session
+
+    async def write_at_once(self, work: Work[Result]) -> Result:
+        """A short writing transaction run whole in one call (see :mod:`memory.store.one_trip`):
+        committed if ``work`` returns, rolled back if it raises; it takes its turn as
+        :meth:`transaction` does."""
+        async with self.write_lock.hold():
+            try:
+                return await self.one_trip.run(work)
+            except SQLAlchemyError as error:
+                raise translate_error(error) from error
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
@@ -220,4 +236,5 @@ class Database:
 
     async def aclose(self) -> None:
         await self._log_truncation.aclose()
+        await self.one_trip.aclose()
         await self.engine.dispose()

@@ -84,6 +84,28 @@ def rowcount(result: object) -> int:
 INSERT_PENDING = insert(PENDING_WRITES).returning(PENDING_WRITES.c.id)
 
 
+def pending_values(
+    scope: Scope,
+    text: str,
+    message_time: datetime,
+    now: datetime,
+    source_message_id: str | None,
+    corrects: bool,
+) -> dict[str, Any]:
+    """The parameters of ``INSERT_PENDING``: a new row, due at once."""
+    return {
+        "owner": scope.owner,
+        "room": scope.room,
+        "text": text,
+        "message_time": message_time,
+        "source_message_id": source_message_id,
+        "attempts": 0,
+        "next_attempt_at": now,
+        "created_at": now,
+        "corrects": corrects,
+    }
+
+
 class PendingWriteRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
@@ -99,17 +121,7 @@ class PendingWriteRepository:
         corrects: bool = False,
     ) -> PendingWrite:
         """``corrects``: the row is an edit of the message ``source_message_id``."""
-        values = {
-            "owner": scope.owner,
-            "room": scope.room,
-            "text": text,
-            "message_time": message_time,
-            "source_message_id": source_message_id,
-            "attempts": 0,
-            "next_attempt_at": now,
-            "created_at": now,
-            "corrects": corrects,
-        }
+        values = pending_values(scope, text, message_time, now, source_message_id, corrects)
         pending_id = int((await self.session.execute(INSERT_PENDING, values)).scalar_one())
         return PendingWrite(
             id=pending_id,

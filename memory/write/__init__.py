@@ -4,6 +4,7 @@
 candidates, decision, guards, apply, pipeline, undo, history.
 """
 
+from memory.store import Accepted
 from memory.write.apply import AppliedWrite
 from memory.write.errors import UnusableModelOutput, WriteError
 from memory.write.guards import Guard
@@ -11,7 +12,7 @@ from memory.write.normalise import normalise_text
 from memory.write.pipeline import WriteOutcome
 from memory.write.precheck import may_hold_fact
 from memory.write.undo import UndoResult
-from memory.write.writer import Accepted, MemoryWriter, WriteSettings
+from memory.write.writer import MemoryWriter, WriteSettings
 
 __all__ = [
     "Accepted",

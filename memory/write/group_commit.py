@@ -22,7 +22,6 @@ alone (and stays queued) instead of taking the others with it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import logging
 from collections import deque
@@ -31,7 +30,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 
 from memory.keyed_locks import KeyedLocks
-from memory.priority import ReplyPriority
+from memory.priority import ReplyPriority, background_turn
 from memory.records import FactSource
 from memory.write.apply import IndexChanges, update_index
 from memory.write.pipeline import (
@@ -142,7 +141,7 @@ class GroupCommitter:
         return group
 
     async def _commit_group(self, group: list[_Ready]) -> None:
-        async with self._background_turn(), self._owner_locks(group):
+        async with background_turn(self._priority), self._owner_locks(group):
             try:
                 outcomes = await self._apply_together(group)
             except Exception as error:
@@ -190,8 +189,3 @@ class GroupCommitter:
             for owner in sorted({ready.owner for ready in group}):
                 await stack.enter_async_context(self._locks.hold(owner))
             yield
-
-    def _background_turn(self) -> contextlib.AbstractAsyncContextManager[None]:
-        if self._priority is None:
-            return contextlib.nullcontext()
-        return self._priority.background()

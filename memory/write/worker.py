@@ -17,6 +17,7 @@ import uuid
 from asyncio import FIRST_COMPLETED
 from collections.abc import Awaitable, Callable, Collection
 
+from memory.priority import ReplyPriority, background_turn
 from memory.records import PendingWrite
 from memory.write.queue import WriteQueue
 
@@ -39,13 +40,17 @@ class QueueWorker:
         *,
         concurrency: int,
         worker_id: str | None = None,
+        priority: ReplyPriority | None = None,
     ) -> None:
+        """``priority``: claims wait while replies are in progress (see
+        :class:`memory.priority.ReplyPriority`), as the work on a claimed row does."""
         if concurrency < 1:
             raise ValueError("the queue worker needs a concurrency of at least 1")
         self.worker_id = worker_id or new_worker_id()
         self._queue = queue
         self._process = process
         self._concurrency = concurrency
+        self._priority = priority
         self._wakeup = asyncio.Event()
         self._requested = 0
         self._seen = 0
@@ -167,7 +172,10 @@ class QueueWorker:
     ) -> PendingWrite | None:
         """The next row, or ``None`` also when the store fails (logged; the rows stay)."""
         try:
-            return await self._queue.claim(self.worker_id, owner=owner, skip_owners=skip_owners)
+            # A claim is a write: while replies are in progress it would hold the store's
+            # write lock that their intakes and answers wait for.
+            async with background_turn(self._priority):
+                return await self._queue.claim(self.worker_id, owner=owner, skip_owners=skip_owners)
         except Exception:
             log.exception("the queue worker could not read the queue; it retries later")
             return None

@@ -20,7 +20,6 @@ as ``forget`` erases.
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -31,9 +30,9 @@ from memory.index.base import VectorIndex
 from memory.keyed_locks import KeyedLocks
 from memory.llm import LanguageModel
 from memory.priority import ReplyPriority
-from memory.records import Action, Actor, FactEvent, FactSource, PendingWrite, Role
+from memory.records import Action, Actor, FactEvent, FactSource, PendingWrite
 from memory.scope import Scope, ScopeMode
-from memory.store import EventDraft, Store, utc_now
+from memory.store import Accepted, EventDraft, Intake, Store, utc_now
 from memory.write.background_model import BackgroundModel
 from memory.write.candidates import CALIBRATED_CANDIDATE_THRESHOLD
 from memory.write.correction import plan_correction
@@ -100,22 +99,6 @@ class WriteSettings:
         return timedelta(seconds=seconds)
 
 
-@dataclass(frozen=True, slots=True)
-class Accepted:
-    """A person's message as taken in: its turn, and its queued write (``None`` when they
-    paused learning or the message was taken in before)."""
-
-    turn_id: int
-    source_message_id: str
-    pending_id: int | None
-    duplicate: bool = False
-
-
-def local_message_id() -> str:
-    """For a message the platform gave no id: forgetting finds its turn through the id."""
-    return f"local:{uuid.uuid4().hex}"
-
-
 class MemoryWriter:
     def __init__(
         self,
@@ -160,6 +143,7 @@ class MemoryWriter:
             self._process_claimed,
             concurrency=settings.worker_concurrency,
             worker_id=worker_id,
+            priority=self._priority,
         )
 
     def start(self, *, release_stale_claims: bool = True) -> None:
@@ -189,37 +173,19 @@ class MemoryWriter:
         A message with the same platform id and text taken in before is not stored or
         queued again (handed over twice). ``author_name`` and ``audience`` go with the turn
         (group-room context)."""
-        async with self._store.transaction() as transaction:
-            if platform_message_id is not None:
-                earlier = await transaction.turns.person_turn(
-                    scope.room, scope.owner, platform_message_id
-                )
-                if earlier is not None and earlier.text == text:
-                    return Accepted(earlier.id, platform_message_id, None, duplicate=True)
-            source = platform_message_id or local_message_id()
-            turn = await transaction.turns.add(
-                scope.room,
-                Role.USER,
-                text,
-                author=scope.owner,
-                created_at=message_time,
-                platform_message_id=source,
-                author_name=author_name,
-                audience=audience,
-            )
-            pending_id = None
-            if not await transaction.learning_paused(scope.owner):
-                pending = await transaction.pending.enqueue(
-                    scope,
-                    text,
-                    message_time=message_time,
-                    now=self._clock(),
-                    source_message_id=source,
-                )
-                pending_id = pending.id
-        if pending_id is not None:
+        intake = Intake(
+            scope,
+            text,
+            message_time=message_time,
+            queued_at=self._clock(),
+            platform_message_id=platform_message_id,
+            author_name=author_name,
+            audience=audience,
+        )
+        accepted = await self._store.take_in(intake)
+        if accepted.pending_id is not None:
             self.wake()
-        return Accepted(turn.id, source, pending_id)
+        return accepted
 
     async def correct(
         self, owner: str, room: str, turn_id: int, message_id: str, text: str, *, learn: bool

@@ -9,11 +9,13 @@ tests/faults/.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import timedelta
 
 from memory.embedding import FastEmbedEmbedder
 from memory.index import LanceFactIndex
 from memory.llm import ChatMessage
+from memory.priority import ReplyPriority
 from memory.records import Action, PendingWrite
 from memory.scope import Scope
 from memory.store import Store
@@ -196,7 +198,9 @@ async def test_a_second_worker_does_not_take_a_later_write_of_a_person_in_progre
     store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
 ) -> None:
     hung = gated()
-    first = MemoryWriter(store, index, embedder, hung, NO_GRACE)
+    # One person at a time: the first worker, busy with Alice, leaves Bob's row to the
+    # second (with free slots, which of the two claims it first is a race).
+    first = MemoryWriter(store, index, embedder, hung, replace(NO_GRACE, worker_concurrency=1))
     await first.accept(ALICE, "I live in Paris", message_time=MESSAGE_TIME)
     await until(lambda: len(hung.waiting) == 1)
     await first.accept(ALICE, "I moved to Berlin", message_time=MESSAGE_TIME)
@@ -289,4 +293,22 @@ async def test_an_event_of_a_write_that_failed_names_its_source_message(
     (event,) = await pipeline_events(store, ALICE)
     assert event.guard == "unusable_output"
     assert event.source_message_id == accepted.source_message_id == "$e1"
+    await writer.aclose()
+
+
+async def test_the_worker_claims_nothing_while_a_reply_is_in_progress(
+    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
+) -> None:
+    """A claim is a write: made while a reply is prepared, it would hold the store's write
+    lock that the reply's intake and answer wait for (issue 16)."""
+    priority = ReplyPriority(max_wait_seconds=60)
+    model = gated()
+    model.open()
+    writer = MemoryWriter(store, index, embedder, model, NO_GRACE, priority=priority)
+    with priority.reply():
+        await writer.accept(ALICE, "I live in Paris", message_time=MESSAGE_TIME)
+        await until(lambda: priority.waited_steps >= 1)
+        assert [row.claimed_by for row in await queue_rows(store)] == [None]
+    await writer.drain()
+    assert await active_texts(store, ALICE) == ["I live in Paris"]
     await writer.aclose()
