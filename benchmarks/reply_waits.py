@@ -67,13 +67,17 @@ def time_lock_holders() -> None:
     original = write_lock.WriteLock.hold
 
     @contextlib.asynccontextmanager
-    async def hold(self: write_lock.WriteLock) -> AsyncIterator[None]:
-        async with original(self):
+    async def hold(
+        self: write_lock.WriteLock, *, urgent: bool | None = None
+    ) -> AsyncIterator[None]:
+        # The reply path's short writes take the lock in their own task, in the urgent lane.
+        for_replies = priority_module.in_reply() if urgent is None else urgent
+        async with original(self, urgent=urgent):
             started = time.perf_counter()
             try:
                 yield
             finally:
-                holder = "replies" if priority_module.in_reply() else "background"
+                holder = "replies" if for_replies else "background"
                 held[holder].append(time.perf_counter() - started)
 
     write_lock.WriteLock.hold = hold  # type: ignore[method-assign]

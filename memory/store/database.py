@@ -20,7 +20,14 @@ from sqlalchemy.ext.asyncio import (
 
 from memory.coalescing import Coalesced
 from memory.errors import LockTimeoutError, StorageFullError, StoreError
-from memory.store.one_trip import EngineWriter, OneTripWriter, Result, ThreadWriter, Work
+from memory.store.one_trip import (
+    EngineWriter,
+    OneTripWriter,
+    Result,
+    ThreadWriter,
+    TogetherWriter,
+    Work,
+)
 from memory.store.sqlite_driver import one_trip_dbapi
 from memory.store.write_lock import WriteLock
 
@@ -144,6 +151,9 @@ class Database:
             if self.dialect == "sqlite" and not read_only
             else EngineWriter(self.engine)
         )
+        self.at_once = TogetherWriter(
+            self.one_trip, lambda urgent: self.write_lock.hold(urgent=urgent), translate_error
+        )
         # How long a truncation of the log waits for readers (replies read in milliseconds);
         # below BUSY_TIMEOUT_MILLISECONDS, so a writer queued behind it never times out.
         self.log_wait_seconds = LOG_WAIT_SECONDS
@@ -168,14 +178,10 @@ class Database:
             yield session
 
     async def write_at_once(self, work: Work[Result]) -> Result:
-        """A short writing transaction run whole in one call (see :mod:`memory.store.one_trip`):
-        committed if ``work`` returns, rolled back if it raises; it takes its turn as
-        :meth:`transaction` does."""
-        async with self.write_lock.hold():
-            try:
-                return await self.one_trip.run(work)
-            except SQLAlchemyError as error:
-                raise translate_error(error) from error
+        """A short writing transaction run whole in one call, with the others waiting at the
+        same time (see :mod:`memory.store.one_trip`): committed if ``work`` returns, rolled
+        back if it raises; it takes its turn of the write lock as :meth:`transaction` does."""
+        return await self.at_once.run(work)
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
@@ -236,5 +242,6 @@ class Database:
 
     async def aclose(self) -> None:
         await self._log_truncation.aclose()
+        await self.at_once.aclose()
         await self.one_trip.aclose()
         await self.engine.dispose()

@@ -33,19 +33,20 @@ class WriteLock:
         return self._held
 
     @asynccontextmanager
-    async def hold(self) -> AsyncIterator[None]:
-        await self._acquire()
+    async def hold(self, *, urgent: bool | None = None) -> AsyncIterator[None]:
+        """``urgent``: in the replies' lane (default: whether this task is a reply's)."""
+        await self._acquire(in_reply() if urgent is None else urgent)
         try:
             yield
         finally:
             self._release()
 
-    async def _acquire(self) -> None:
+    async def _acquire(self, urgent: bool) -> None:
         if not self._held and not self._urgent and not self._others:
             self._held = True
             return
         turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        lane = self._urgent if in_reply() else self._others
+        lane = self._urgent if urgent else self._others
         lane.append(turn)
         try:
             await turn

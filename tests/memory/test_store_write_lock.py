@@ -58,7 +58,7 @@ async def test_the_same_writers_fail_without_the_lock(
     """The test above can fail: without the lock, SQLite's busy handler gives up."""
 
     class NoLock(WriteLock):
-        async def _acquire(self) -> None:
+        async def _acquire(self, urgent: bool) -> None:
             return None
 
         def _release(self) -> None:
