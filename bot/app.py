@@ -130,7 +130,7 @@ async def build_application(
     # Loaded lazily on the first lookup; if it cannot load, recall falls back to cosine order.
     reranker = reranker or build_reranker(config.memory, config.embedding)
     # Recall's texts go before the write queue's and consolidation's (replies first).
-    batcher = EmbeddingBatcher(memory.embedder)
+    batcher = EmbeddingBatcher(memory.embedder, max_calls=config.embedding.parallel_calls)
     # Replies first: the write queue and consolidation give way while a reply is prepared.
     priority = ReplyPriority()
     settings = write_settings(config, apply_queued=apply_queued)

@@ -107,6 +107,9 @@ class EmbeddingSettings(Section):
     # One ONNX thread: extra threads spin for work and, beside a busy event loop, cost 2-3x
     # the CPU per text and as much in wall time (docs/benchmarks.md, "Load").
     threads: int = Field(1, ge=0, description="ONNX Runtime threads (0: one per core)")
+    # Two calls of one thread each: a burst of reply texts is split across two cores (50
+    # people at once: the texts' wait halved, docs/benchmarks.md "Load"); no spinning.
+    parallel_calls: int = Field(2, ge=1, description="model calls at once for reply texts")
     cache_dir: Path | None = None
     ollama_url: str = "http://127.0.0.1:11434"
 

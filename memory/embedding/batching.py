@@ -13,6 +13,11 @@ a background call takes fewer texts (``max_background_batch``), as a reply text 
 meanwhile waits for it to finish (under load a call of 64 texts kept replies waiting for more
 than a second).
 
+Up to ``max_calls`` calls run at once, the waiting reply texts shared evenly between the free
+ones, and at most one background call: with one ONNX thread per call, fifty people's texts
+arriving together go to two cores instead of one (their wait halved in benchmarks/load.py),
+with none of the spinning of an ONNX thread pool.
+
 Vectors of texts seen recently are kept in a bounded LRU keyed by a digest of the text (so
 the cache holds no words): a text's vector depends on the model only, never on anyone's
 facts, so no change of facts can make it stale, and nothing of one scope is in it.
@@ -68,10 +73,16 @@ class EmbeddingBatcher:
         max_batch: int = 64,
         max_background_batch: int = 8,
         cache_size: int = 2048,
+        max_calls: int = 1,
     ) -> None:
-        if max_batch < 1 or max_background_batch < 1 or cache_size < 0:
-            raise ValueError("the batch sizes must be at least 1 and cache_size at least 0")
+        if max_batch < 1 or max_background_batch < 1 or cache_size < 0 or max_calls < 1:
+            raise ValueError(
+                "the batch sizes and max_calls must be at least 1 and cache_size at least 0"
+            )
         self._inner = inner
+        self._max_calls = max_calls
+        self._calls: set[asyncio.Task[None]] = set()
+        self._background_calls = 0
         self._max_batch = max_batch
         self._max_background_batch = min(max_background_batch, max_batch)
         self._cache_size = cache_size
@@ -115,23 +126,45 @@ class EmbeddingBatcher:
     async def _run(self) -> None:
         while True:
             await self._waiting.wait()
-            batch = self._next_batch()
-            if not batch:
-                self._waiting.clear()
-                continue
-            try:
-                await self._call(batch)
-            finally:
-                # Stopped (aclose) in the middle of a call: nobody may wait for ever.
-                for request in batch:
-                    if not request.future.done():
-                        request.future.cancel()
+            self._waiting.clear()
+            while len(self._calls) < self._max_calls:
+                batch, urgent = self._next_batch()
+                if not batch:
+                    break
+                self._start(batch, urgent)
 
-    def _next_batch(self) -> list[_Request]:
-        """Every waiting reply request that fits, else background ones; a request larger
-        than the lane's limit goes alone (the model batches it internally)."""
-        lane = self._urgent if self._urgent else self._background
-        limit = self._max_batch if self._urgent else self._max_background_batch
+    def _start(self, batch: list[_Request], urgent: bool) -> None:
+        call = asyncio.create_task(self._call(batch))
+        self._calls.add(call)
+        if not urgent:
+            self._background_calls += 1
+
+        def finished(_: asyncio.Task[None]) -> None:
+            self._calls.discard(call)
+            if not urgent:
+                self._background_calls -= 1
+            # Stopped (aclose) in the middle of a call: nobody may wait for ever.
+            for request in batch:
+                if not request.future.done():
+                    request.future.cancel()
+            self._waiting.set()
+
+        call.add_done_callback(finished)
+
+    def _next_batch(self) -> tuple[list[_Request], bool]:
+        """Waiting reply requests, shared evenly between the free calls, else background
+        ones, one background call at a time; a request larger than the lane's limit goes
+        alone (the model batches it internally)."""
+        if self._urgent:
+            free = self._max_calls - len(self._calls)
+            waiting = sum(len(request.texts) for request in self._urgent)
+            return self._take(self._urgent, min(self._max_batch, -(-waiting // free))), True
+        if self._background_calls > 0:
+            return [], False
+        return self._take(self._background, self._max_background_batch), False
+
+    @staticmethod
+    def _take(lane: deque[_Request], limit: int) -> list[_Request]:
         batch: list[_Request] = []
         size = 0
         while lane and (not batch or size + len(lane[0].texts) <= limit):
@@ -180,7 +213,9 @@ class EmbeddingBatcher:
         """Stop the batcher; calls still waiting fail with CancelledError."""
         if self._runner is not None:
             self._runner.cancel()
-            await asyncio.gather(self._runner, return_exceptions=True)
+            for call in list(self._calls):
+                call.cancel()
+            await asyncio.gather(self._runner, *self._calls, return_exceptions=True)
             self._runner = None
         for lane in (self._urgent, self._background):
             while lane:

@@ -11,6 +11,7 @@ import pytest
 
 from memory.embedding import EmbeddingBatcher, FastEmbedEmbedder, HashingEmbedder, Vectors
 from memory.errors import EmbeddingError
+from tests.memory.write.gated import until
 
 
 class CountingEmbedder:
@@ -201,3 +202,67 @@ async def test_no_texts_give_no_rows() -> None:
     batcher = EmbeddingBatcher(spy)
     assert (await batcher.replies.embed([])).shape[0] == 0
     await batcher.aclose()
+
+
+class TwoGatedEmbedder(GatedEmbedder):
+    """A gated model that counts the calls in progress at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.in_progress = 0
+        self.most_at_once = 0
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        self.in_progress += 1
+        self.most_at_once = max(self.most_at_once, self.in_progress)
+        try:
+            return await super().embed(texts)
+        finally:
+            self.in_progress -= 1
+
+
+async def test_reply_texts_arriving_together_are_shared_between_two_calls() -> None:
+    slow = TwoGatedEmbedder()
+    batcher = EmbeddingBatcher(slow, max_calls=2)
+    texts = [f"reply {n}" for n in range(10)]
+    replies = [asyncio.create_task(batcher.replies.embed([text])) for text in texts]
+    await asyncio.sleep(0)
+    await slow.entered.wait()
+    await asyncio.sleep(0)
+    slow.gate.set()
+    vectors = await asyncio.gather(*replies)
+    await batcher.aclose()
+    assert slow.calls == [texts[:5], texts[5:]]
+    assert slow.most_at_once == 2
+    expected = await HashingEmbedder().embed(texts)
+    assert np.allclose(np.vstack(vectors), expected)
+
+
+async def test_a_reply_text_takes_the_free_call_beside_a_busy_one() -> None:
+    slow = TwoGatedEmbedder()
+    batcher = EmbeddingBatcher(slow, max_calls=2)
+    first = asyncio.create_task(batcher.replies.embed(["first"]))
+    await slow.entered.wait()
+    second = asyncio.create_task(batcher.replies.embed(["second"]))
+    await until(lambda: len(slow.calls) == 2)
+    assert slow.calls == [["first"], ["second"]]
+    slow.gate.set()
+    await asyncio.gather(first, second)
+    await batcher.aclose()
+
+
+async def test_background_texts_never_take_both_calls() -> None:
+    slow = TwoGatedEmbedder()
+    batcher = EmbeddingBatcher(slow, max_calls=2, max_background_batch=2)
+    facts = [asyncio.create_task(batcher.background.embed([f"fact {n}"])) for n in range(6)]
+    await slow.entered.wait()
+    await asyncio.sleep(0)
+    reply = asyncio.create_task(batcher.replies.embed(["a reply"]))
+    await until(lambda: len(slow.calls) == 2)
+    # One background call in progress; the reply took the other at once.
+    assert slow.calls == [["fact 0", "fact 1"], ["a reply"]]
+    slow.gate.set()
+    await asyncio.gather(reply, *facts)
+    await batcher.aclose()
+    assert slow.most_at_once == 2
+    assert all(len(call) <= 2 for call in slow.calls)
