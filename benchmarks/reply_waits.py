@@ -7,8 +7,9 @@ The scenarios of ``benchmarks/load_session.py`` (same people, facts and instant 
 current code, with timers wrapped around the parts of a reply (a measuring double of each:
 the real method runs inside): taking the message in and its wait for the write lock,
 recall's embedding and index search, the recent turns, storing the answer. Printed per
-scenario: the mean per reply, the slowest replies, and how long the write lock was held by
-replies and by background work (the write queue). ``--max-wait`` changes
+scenario: the mean per reply, the same per message of each person (the first, the second...),
+the slowest replies, and how long the write lock was held by replies and by background work
+(the write queue). ``--max-wait`` changes
 ``ReplyPriority.max_wait_seconds`` (5 s) to see whether a wait follows it.
 """
 
@@ -40,7 +41,8 @@ from memory.store import write_lock  # noqa: E402
 Parts = dict[str, float]
 spent: dict[asyncio.Task[Any], Parts] = {}
 held: dict[str, list[float]] = collections.defaultdict(list)
-replies: list[tuple[float, Parts]] = []
+# Each reply: its wall time, its parts, and which of its person's messages it answered.
+replies: list[tuple[float, Parts, int]] = []
 
 
 def add(part: str, seconds: float) -> None:
@@ -90,22 +92,32 @@ def time_replies() -> None:
         task = asyncio.current_task()
         assert task is not None
         latency = await original(self, person, number, text)
-        replies.append((latency, spent.pop(task, {})))
+        replies.append((latency, spent.pop(task, {}), number))
         return latency
 
     load_session.Session.send = send  # type: ignore[method-assign]
 
 
-def report(label: str) -> None:
-    replies.sort(key=lambda reply: -reply[0])
+def mean_parts(chosen: list[tuple[float, Parts, int]]) -> tuple[float, dict[str, int]]:
+    """The mean wall time of these replies and of each part, in ms."""
     total: Parts = {}
-    for _, parts in replies:
+    for _, parts, _ in chosen:
         for part, seconds in parts.items():
             total[part] = total.get(part, 0.0) + seconds
-    count = len(replies)
-    mean = {part: round(seconds * 1000 / count) for part, seconds in total.items()}
-    wall = round(sum(latency for latency, _ in replies) * 1000 / count)
-    print(f"{label}: mean per reply {wall} ms, of it (ms): {mean}")
+    count = len(chosen)
+    wall = sum(latency for latency, _, _ in chosen) * 1000 / count
+    return wall, {part: round(seconds * 1000 / count) for part, seconds in total.items()}
+
+
+def report(label: str) -> None:
+    replies.sort(key=lambda reply: -reply[0])
+    wall, mean = mean_parts(replies)
+    print(f"{label}: mean per reply {wall:.0f} ms, of it (ms): {mean}")
+    for number in sorted({reply[2] for reply in replies}):
+        chosen = [reply for reply in replies if reply[2] == number]
+        wall, mean = mean_parts(chosen)
+        p95 = np.percentile([reply[0] * 1000 for reply in chosen], 95)
+        print(f"  message {number}: p95 {p95:.0f} ms, mean {wall:.0f} ms, of it (ms): {mean}")
     for holder, holds in held.items():
         held_ms = np.asarray(holds) * 1000
         print(
@@ -113,7 +125,7 @@ def report(label: str) -> None:
             f"all, p50 {np.percentile(held_ms, 50):.1f} ms, p95 {np.percentile(held_ms, 95):.1f}"
             f" ms, max {held_ms.max():.0f} ms"
         )
-    for latency, parts in replies[:3]:
+    for latency, parts, _ in replies[:3]:
         slowest = {part: round(seconds * 1000) for part, seconds in parts.items()}
         print(f"  a slowest reply: {latency * 1000:.0f} ms, of it (ms): {slowest}")
 
