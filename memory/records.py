@@ -107,6 +107,19 @@ class ConversationTurn:
 
 
 @dataclass(frozen=True, slots=True)
+class Answer:
+    """The bot's answer to a person's turn (``answer_to``), authored as that person (DM rooms
+    are shared) and erased with that turn."""
+
+    room: str
+    text: str
+    author: str
+    created_at: datetime
+    answer_to: int
+    audience: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class PendingWrite:
     """A user's message waiting for memory extraction; durable across crashes and outages."""
 

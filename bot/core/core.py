@@ -46,7 +46,7 @@ from memory.index import IndexRebuildingError
 from memory.keyed_locks import KeyedLocks
 from memory.llm import LanguageModel, LanguageModelError
 from memory.priority import ReplyPriority
-from memory.records import ConversationTurn, Role
+from memory.records import Answer, ConversationTurn, Role
 from memory.scope import Scope, ScopeMode, direct_room_key
 from memory.store import Accepted, Store, StoreTransaction
 
@@ -374,7 +374,7 @@ class ConversationCore:
                     audience=message.audience,
                 )
                 if reply is not None:
-                    await self._add_answer(tx, message, room, reply, turn.id)
+                    await tx.turns.add_answer(self._answer(message, room, reply, turn.id))
         except StoreError as error:
             # The answer is already there: losing the turns costs context, not the reply.
             log.error("could not store the turns of %s in %s: %s", message.user_key, room, error)
@@ -383,25 +383,16 @@ class ConversationCore:
         self, message: IncomingMessage, room: str, reply: str, answer_to: int
     ) -> None:
         try:
-            await self._store.add_answer(
-                room,
-                reply,
-                author=message.user_key,
-                created_at=datetime.now(UTC),
-                answer_to=answer_to,
-                audience=message.audience,
-            )
+            await self._store.add_answer(self._answer(message, room, reply, answer_to))
         except StoreError as error:
             log.error("could not store the answer to %s in %s: %s", message.user_key, room, error)
 
     @staticmethod
-    async def _add_answer(
-        tx: StoreTransaction, message: IncomingMessage, room: str, reply: str, answer_to: int
-    ) -> None:
+    def _answer(message: IncomingMessage, room: str, reply: str, answer_to: int) -> Answer:
         """The bot's turn, authored as the person it answers (DM rooms are shared), linked to
         the person's turn so that erasing that turn erases the answer too; not kept if the
         person's turn was forgotten while the answer was composed."""
-        await tx.turns.add_answer(
+        return Answer(
             room,
             reply,
             author=message.user_key,

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memory.errors import StoreError
 from memory.index.base import IndexedFact, IndexWrites, VectorIndex
 from memory.pausing import PAUSED, RESUMED, pause_key
+from memory.records import Answer
 from memory.store.conversation import TurnRepository
 from memory.store.database import Database, database_url, read_only_sqlite_url, sqlite_url
 from memory.store.facts import EventDraft, FactRepository, utc_now, visible_in
@@ -177,29 +178,10 @@ class Store:
         :func:`memory.store.intake.take_in`): one short transaction, run whole in one call."""
         return await self.database.write_at_once(partial(take_in, intake=intake))
 
-    async def add_answer(
-        self,
-        room: str,
-        text: str,
-        *,
-        author: str,
-        created_at: datetime,
-        answer_to: int,
-        audience: str | None = None,
-    ) -> bool:
-        """The bot's answer to the person's turn ``answer_to``, authored as that person (DM
-        rooms are shared); nothing if that turn was forgotten meanwhile. One short
-        transaction, run whole in one call."""
-        work = partial(
-            add_answer,
-            room=room,
-            text=text,
-            author=author,
-            created_at=created_at,
-            answer_to=answer_to,
-            audience=audience,
-        )
-        return await self.database.write_at_once(work)
+    async def add_answer(self, answer: Answer) -> bool:
+        """The bot's answer; nothing if the person's turn it answers was forgotten meanwhile.
+        One short transaction, run whole in one call."""
+        return await self.database.write_at_once(partial(add_answer, answer=answer))
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[StoreTransaction]:

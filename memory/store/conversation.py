@@ -24,7 +24,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.records import ConversationTurn, Role
+from memory.records import Answer, ConversationTurn, Role
 from memory.store.schema import MESSAGES, MessageRow, UTCDateTime
 
 
@@ -113,22 +113,15 @@ def turn_values(turn: ConversationTurn) -> dict[str, Any]:
     }
 
 
-def answer_values(
-    room: str,
-    text: str,
-    author: str,
-    created_at: datetime,
-    answer_to: int,
-    audience: str | None,
-) -> dict[str, Any]:
+def answer_values(answer: Answer) -> dict[str, Any]:
     """The parameters of ``INSERT_ANSWER``."""
     return {
-        "room": room,
-        "author": author,
-        "text": text,
-        "created_at": created_at,
-        "answer_to": answer_to,
-        "audience": audience,
+        "room": answer.room,
+        "author": answer.author,
+        "text": answer.text,
+        "created_at": answer.created_at,
+        "answer_to": answer.answer_to,
+        "audience": answer.audience,
     }
 
 
@@ -170,20 +163,11 @@ class TurnRepository:
         result = await self.session.execute(INSERT_TURN, turn_values(turn))
         return replace(turn, id=int(result.scalar_one()))
 
-    async def add_answer(
-        self,
-        room: str,
-        text: str,
-        *,
-        author: str,
-        created_at: datetime,
-        answer_to: int,
-        audience: str | None = None,
-    ) -> bool:
-        """The bot's answer to the person's turn ``answer_to``; nothing if that turn is gone
-        (forgotten while the answer was composed). One statement, so no forget slips between
-        the check and the insert."""
-        values = answer_values(room, text, author, created_at, answer_to, audience)
+    async def add_answer(self, answer: Answer) -> bool:
+        """The bot's answer; nothing if the person's turn it answers is gone (forgotten while
+        the answer was composed). One statement, so no forget slips between the check and
+        the insert."""
+        values = answer_values(answer)
         result = await self.session.execute(INSERT_ANSWER, values)
         return int(getattr(result, "rowcount", 0) or 0) == 1
 

@@ -15,7 +15,7 @@ from datetime import datetime
 from sqlalchemy import Connection, bindparam, select
 
 from memory.pausing import PAUSED, pause_key
-from memory.records import ConversationTurn, Role
+from memory.records import Answer, ConversationTurn, Role
 from memory.scope import Scope
 from memory.store.conversation import (
     INSERT_ANSWER,
@@ -95,17 +95,7 @@ def take_in(connection: Connection, intake: Intake) -> Accepted:
     return Accepted(turn_id, source, pending_id)
 
 
-def add_answer(
-    connection: Connection,
-    room: str,
-    text: str,
-    *,
-    author: str,
-    created_at: datetime,
-    answer_to: int,
-    audience: str | None,
-) -> bool:
-    """The bot's answer to the person's turn ``answer_to`` (see
-    :meth:`memory.store.conversation.TurnRepository.add_answer`); whether it was kept."""
-    values = answer_values(room, text, author, created_at, answer_to, audience)
-    return connection.execute(INSERT_ANSWER, values).rowcount == 1
+def add_answer(connection: Connection, answer: Answer) -> bool:
+    """The bot's answer (see :meth:`memory.store.conversation.TurnRepository.add_answer`);
+    whether it was kept."""
+    return connection.execute(INSERT_ANSWER, answer_values(answer)).rowcount == 1

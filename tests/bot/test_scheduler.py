@@ -27,7 +27,7 @@ from bot.scheduler import (
 from memory.embedding.base import Embedder
 from memory.index import LanceFactIndex
 from memory.llm import ScriptedLanguageModel
-from memory.records import FactStatus, NewFact, Role
+from memory.records import Answer, FactStatus, NewFact, Role
 from memory.scope import Scope
 from memory.store import Store, utc_now
 from memory.write import MemoryWriter, WriteSettings
@@ -232,11 +232,13 @@ async def test_purge_takes_the_answers_with_the_turns_they_answer(
         )
         # Answered a day later (a slow model, a late catch-up): younger than the cutoff.
         await transaction.turns.add_answer(
-            "console:dm",
-            "its answer",
-            author="console:alice",
-            created_at=NOW - timedelta(days=29),
-            answer_to=asked.id,
+            Answer(
+                "console:dm",
+                "its answer",
+                author="console:alice",
+                created_at=NOW - timedelta(days=29),
+                answer_to=asked.id,
+            )
         )
 
     await purge_job(config, store, index, clock=lambda: NOW).run()
