@@ -128,7 +128,7 @@ class EngineWriter:
 
 
 @dataclass
-class _Waiting:
+class _WaitingWork:
     work: Work[Any]
     urgent: bool
     done: asyncio.Future[Any] = field(repr=False)
@@ -147,13 +147,12 @@ class TogetherWriter:
         self._writer = writer
         self._hold = hold
         self._translate = translate
-        self._waiting: list[_Waiting] = []
+        self._waiting: list[_WaitingWork] = []
         self._runner: asyncio.Task[None] | None = None
-        self.calls = 0
 
     async def run(self, work: Work[Result]) -> Result:
         done: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
-        self._waiting.append(_Waiting(work, in_reply(), done))
+        self._waiting.append(_WaitingWork(work, in_reply(), done))
         if self._runner is None or self._runner.done():
             # Its own context: started by one caller, it works for all of them.
             self._runner = asyncio.create_task(self._run(), context=contextvars.Context())
@@ -168,7 +167,6 @@ class TogetherWriter:
                 self._waiting.clear()
                 if not batch:
                     continue
-                self.calls += 1
                 try:
                     outcomes = await self._writer.run_together([item.work for item in batch])
                 except asyncio.CancelledError:  # closed in the middle of a call
@@ -180,7 +178,7 @@ class TogetherWriter:
             for item, outcome in zip(batch, outcomes, strict=True):
                 self._settle(item, outcome)
 
-    def _settle(self, item: _Waiting, outcome: Outcome) -> None:
+    def _settle(self, item: _WaitingWork, outcome: Outcome) -> None:
         if item.done.done():  # its caller was cancelled meanwhile
             return
         if outcome.error is None:
