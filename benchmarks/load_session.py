@@ -293,10 +293,12 @@ class Session:
 
     async def fill(self, people: int, count: int) -> None:
         from memory.index.base import IndexedFact
-        from memory.records import NewFact
+        from memory.records import NewFact, Role
         from memory.scope import Scope
 
         texts = stored_texts(count)
+        # People with 1,000 facts have spoken before: their last message, a day ago.
+        spoke_at = datetime.now(UTC) - timedelta(days=1)
         vectors = await self.application.embedder.embed(texts)
         model = self.application.embedder.model_name
         for person in range(people):
@@ -306,6 +308,9 @@ class Session:
                     await transaction.facts.add(scope, NewFact(text), embedding_model=model)
                     for text in texts
                 ]
+                await transaction.turns.add(
+                    scope.room, Role.USER, texts[0], author=scope.owner, created_at=spoke_at
+                )
             await self.application.index.upsert(
                 [
                     IndexedFact(fact.id, fact.owner, fact.room, fact.text, vector, model)
@@ -524,6 +529,11 @@ async def measure(
                 file=sys.stderr,
             )
             await session.application.start()
+            # Where the code loads the last speakers' scopes at start (memory.recall.warming),
+            # the people write after it has: a restart, then people writing again.
+            warming = getattr(session.application, "warming", None)
+            if warming is not None:
+                await warming
             # Warm-up (not reported): SQLite, LanceDB and ONNX load their caches.
             await session.run(99, Scenario(2, 3, False), locked)
             results = []

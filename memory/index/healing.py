@@ -236,6 +236,10 @@ class HealingIndex:
             lambda index: index.search(scope, vector, limit=limit, min_similarity=min_similarity)
         )
 
+    async def warm(self, scopes: Sequence[Scope]) -> int:
+        self._refuse_while_rebuilding()
+        return await self._guarded(lambda index: index.warm(scopes))
+
     async def full_text_search(self, scope: Scope, query: str, *, limit: int) -> list[ScoredFactId]:
         self._refuse_while_rebuilding()
         return await self._guarded(lambda index: index.full_text_search(scope, query, limit=limit))

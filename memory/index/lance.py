@@ -281,6 +281,17 @@ class LanceFactIndex:
         # LanceDB's cosine distance is 1 - cosine similarity.
         return [ScoredFactId(int(row["fact_id"]), 1.0 - float(row["_distance"])) for row in rows]
 
+    async def warm(self, scopes: Sequence[Scope]) -> int:
+        """Each scope's rows loaded into the scope cache, one scope at a time."""
+        warmed = 0
+        for scope in scopes:
+            try:
+                if await self.scope_cache.rows(scope, self._scope_rows) is not None:
+                    warmed += 1
+            except LANCE_ERRORS as error:
+                raise VectorIndexError(f"cannot load a scope into memory: {error}") from error
+        return warmed
+
     async def _scope_rows(self, scope: Scope, limit: int) -> tuple[FactIds, Matrix]:
         """At most ``limit`` rows of ``scope``: their ids and vectors."""
         async with self._files_lock.reader:

@@ -16,6 +16,7 @@ from sqlalchemy import (
     bindparam,
     delete,
     exists,
+    func,
     insert,
     literal,
     or_,
@@ -240,6 +241,19 @@ class TurnRepository:
             delete(MessageRow).where(MessageRow.room == room, MessageRow.author == author)
         )
         return int(getattr(result, "rowcount", 0) or 0)
+
+    async def recent_speakers(self, *, limit: int) -> list[tuple[str, str]]:
+        """The (person, room) pairs of the last ``limit`` people to speak, most recent first:
+        the rooms as their messages' scopes name them (a DM: the platform's DM room)."""
+        query = (
+            select(MessageRow.author, MessageRow.room)
+            .where(MessageRow.role == Role.USER.value, MessageRow.author.is_not(None))
+            .group_by(MessageRow.author, MessageRow.room)
+            .order_by(func.max(MessageRow.id).desc())
+            .limit(limit)
+        )
+        rows = (await self.session.execute(query)).all()
+        return [(str(author), str(room)) for author, room in rows]
 
     async def authors_in(self, room: str) -> list[str]:
         """Everyone with a turn in ``room``."""
