@@ -14,8 +14,9 @@ lock, with the facts' rows locked against deletion only, Paris got its row back)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
+import pytest
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -23,7 +24,7 @@ from memory.embedding import FastEmbedEmbedder
 from memory.index import IndexedFact
 from memory.index.pgvector import PgVectorIndex, PgVectorWrites
 from memory.indexing import reconcile
-from memory.llm import ScriptedLanguageModel
+from memory.llm import LanguageModel, ScriptedLanguageModel
 from memory.llm.scripted import Step
 from memory.records import Fact, FactStatus
 from memory.store import Database, Store
@@ -67,33 +68,40 @@ async def check_only_berlin_has_a_vector(store: Store, embedder: FastEmbedEmbedd
     assert (await reconcile(store, index, embedder, dry_run=True)).in_step
 
 
-async def test_a_fact_superseded_before_reconciles_write_gets_no_row(
+@pytest.fixture
+async def two_stores(
     postgres: PostgresServer, embedder: FastEmbedEmbedder
-) -> None:
+) -> AsyncIterator[tuple[Store, Store]]:
+    """Reconcile's process and another one on a fresh database, Paris of an earlier model."""
     url = await postgres.fresh_database()
     reconciling_store, other_store = await Store.open(url), await Store.open(url)
     try:
         await paris_of_an_earlier_model(other_store, embedder)
-        writer = MemoryWriter(
-            other_store,
-            PgVectorIndex(other_store.database),
-            embedder,
-            ScriptedLanguageModel(moving_to_berlin()),
-            WriteSettings(),
-        )
-        index = PausedIndex(PgVectorIndex(reconciling_store.database))
-
-        reconciling = asyncio.create_task(reconcile(reconciling_store, index, embedder))
-        await index.upsert_entered.wait()  # Paris embedded and read again: still active
-        await say(writer, ALICE, MOVE)
-        index.gate.set()
-        report = await reconciling
-
-        assert report.reembedded == 1
-        await check_only_berlin_has_a_vector(other_store, embedder)
+        yield reconciling_store, other_store
     finally:
         await reconciling_store.aclose()
         await other_store.aclose()
+
+
+def writer_of(store: Store, embedder: FastEmbedEmbedder, model: LanguageModel) -> MemoryWriter:
+    return MemoryWriter(store, PgVectorIndex(store.database), embedder, model, WriteSettings())
+
+
+async def test_a_fact_superseded_before_reconciles_write_gets_no_row(
+    two_stores: tuple[Store, Store], embedder: FastEmbedEmbedder
+) -> None:
+    reconciling_store, other_store = two_stores
+    writer = writer_of(other_store, embedder, ScriptedLanguageModel(moving_to_berlin()))
+    index = PausedIndex(PgVectorIndex(reconciling_store.database))
+
+    reconciling = asyncio.create_task(reconcile(reconciling_store, index, embedder))
+    await index.upsert_entered.wait()  # Paris embedded and read again: still active
+    await say(writer, ALICE, MOVE)
+    index.gate.set()
+    report = await reconciling
+
+    assert report.reembedded == 1
+    await check_only_berlin_has_a_vector(other_store, embedder)
 
 
 class WritesAfter(PgVectorWrites):
@@ -123,33 +131,25 @@ class WriteLettingOthersIn(PgVectorIndex):
 
 
 async def test_a_fact_superseded_during_reconciles_write_loses_its_row_after_it(
-    postgres: PostgresServer, embedder: FastEmbedEmbedder
+    two_stores: tuple[Store, Store], embedder: FastEmbedEmbedder
 ) -> None:
-    url = await postgres.fresh_database()
-    reconciling_store, other_store = await Store.open(url), await Store.open(url)
-    try:
-        await paris_of_an_earlier_model(other_store, embedder)
-        # The decision waits until reconcile writes: the move is claimed and planned, and
-        # its commit comes while reconcile's write is under way.
-        model = GatedLanguageModel(
-            moving_to_berlin(), held=lambda messages: not is_extraction(messages)
-        )
-        writer = MemoryWriter(
-            other_store, PgVectorIndex(other_store.database), embedder, model, WriteSettings()
-        )
-        moving = asyncio.create_task(say(writer, ALICE, MOVE))
-        await until(lambda: bool(model.waiting))
+    reconciling_store, other_store = two_stores
+    # The decision waits until reconcile writes: the move is claimed and planned, and its
+    # commit comes while reconcile's write is under way.
+    model = GatedLanguageModel(
+        moving_to_berlin(), held=lambda messages: not is_extraction(messages)
+    )
+    writer = writer_of(other_store, embedder, model)
+    moving = asyncio.create_task(say(writer, ALICE, MOVE))
+    await until(lambda: bool(model.waiting))
 
-        async def commit_until_done_or_waiting() -> None:
-            model.open()
-            await until(lambda: moving.done() or lock_waited_for(reconciling_store))
+    async def commit_until_done_or_waiting() -> None:
+        model.open()
+        await until(lambda: moving.done() or lock_waited_for(reconciling_store))
 
-        index = WriteLettingOthersIn(reconciling_store.database, commit_until_done_or_waiting)
-        report = await reconcile(reconciling_store, index, embedder)
-        await moving
+    index = WriteLettingOthersIn(reconciling_store.database, commit_until_done_or_waiting)
+    report = await reconcile(reconciling_store, index, embedder)
+    await moving
 
-        assert report.reembedded == 1
-        await check_only_berlin_has_a_vector(other_store, embedder)
-    finally:
-        await reconciling_store.aclose()
-        await other_store.aclose()
+    assert report.reembedded == 1
+    await check_only_berlin_has_a_vector(other_store, embedder)
