@@ -258,10 +258,7 @@ class LanceFactIndex:
         limit: int,
         min_similarity: float | None = None,
     ) -> list[ScoredFactId]:
-        try:
-            cached = await self.scope_cache.rows(scope, self._scope_rows)
-        except LANCE_ERRORS as error:
-            raise VectorIndexError(f"cannot search the vector index: {error}") from error
+        cached = await self.scope_cache.rows(scope, self._scope_rows)
         if cached is not None:
             return cached.search(vector, limit, min_similarity)
         query = (
@@ -285,27 +282,29 @@ class LanceFactIndex:
         """Each scope's rows loaded into the scope cache, one scope at a time."""
         warmed = 0
         for scope in scopes:
-            try:
-                if await self.scope_cache.rows(scope, self._scope_rows) is not None:
-                    warmed += 1
-            except LANCE_ERRORS as error:
-                raise VectorIndexError(f"cannot load a scope into memory: {error}") from error
+            if await self.scope_cache.rows(scope, self._scope_rows) is not None:
+                warmed += 1
         return warmed
 
     async def _scope_rows(self, scope: Scope, limit: int) -> tuple[FactIds, Matrix]:
-        """At most ``limit`` rows of ``scope``: their ids and vectors."""
-        async with self._files_lock.reader:
-            table = await (
-                self._table.query()
-                .where(scope_where(scope))
-                .select(["fact_id", "vector"])
-                .limit(limit)
-                .to_arrow()
-            )
-        fact_ids: FactIds = table["fact_id"].to_numpy().astype(np.int64)
-        dimension = _vector_dimension(table.schema)
-        values = table["vector"].combine_chunks().flatten().to_numpy()
-        vectors: Matrix = np.asarray(values, dtype=np.float32).reshape(len(fact_ids), dimension)
+        """At most ``limit`` rows of ``scope``: their ids and vectors (for the scope cache, on
+        a search or a warming)."""
+        try:
+            async with self._files_lock.reader:
+                table = await (
+                    self._table.query()
+                    .where(scope_where(scope))
+                    .select(["fact_id", "vector"])
+                    .limit(limit)
+                    .to_arrow()
+                )
+            fact_ids: FactIds = table["fact_id"].to_numpy().astype(np.int64)
+            dimension = _vector_dimension(table.schema)
+            values = table["vector"].combine_chunks().flatten().to_numpy()
+            shape = (len(fact_ids), dimension)
+            vectors: Matrix = np.asarray(values, dtype=np.float32).reshape(shape)
+        except LANCE_ERRORS as error:
+            raise VectorIndexError(f"cannot search the vector index: {error}") from error
         return fact_ids, vectors
 
     async def full_text_search(self, scope: Scope, query: str, *, limit: int) -> list[ScoredFactId]:
