@@ -10,7 +10,7 @@ all-MiniLM-L6-v2, jittered with seeded noise (as ``benchmarks.recall_latency`` d
 that neighbours cluster as real facts do; queries are other jitters of the templates, each
 in a random scope. Every query asks for the top 6 of its scope.
 
-- ``pgvector exact``: :class:`memory.index.pgvector.PgVectorIndex` as the bot runs it: the
+- ``pgvector exact``: :class:`memory.store.vectors.PgVectorIndex` as the bot runs it: the
   scope's rows by the ``(owner, room, status)`` index, each compared, sorted.
 - ``pgvector HNSW``: an HNSW index (cosine, m=16, ef_construction=64) on the vectors, the
   planner made to use it (sorting disabled), iterative scans (pgvector 0.8,
@@ -50,9 +50,9 @@ from sqlalchemy import URL, make_url
 from benchmarks.recall_latency import LOCAL_MODEL, MODEL_NAME, templates
 from memory.embedding import FastEmbedEmbedder, normalise
 from memory.index import IndexedFact, LanceFactIndex
-from memory.index.pgvector import PgVectorIndex
 from memory.scope import Scope
 from memory.store import Store
+from memory.store.vectors import PgVectorIndex
 from tests.servers.postgres import PostgresServer
 
 DIMENSION = 384

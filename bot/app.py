@@ -21,7 +21,7 @@ from memory.embedding import Embedder, EmbeddingBatcher
 from memory.errors import MemoryLayerError
 from memory.index import VectorIndex
 from memory.llm import LanguageModel
-from memory.priority import ReplyPriority
+from memory.priority import Replies
 from memory.recall import Recaller, Reranker
 from memory.recall.warming import warm_recent_speakers
 from memory.store import Store
@@ -109,6 +109,7 @@ def write_settings(config: Config, *, apply_queued: bool | None = None) -> Write
         decide_in_extraction=config.memory.decide_in_extraction,
         scope_mode=config.memory.scope_mode,
         claim_lease_seconds=config.storage.claim_lease_seconds,
+        max_model_calls=config.llm.background_calls,
         apply_queued=(config.storage.bot_applies_writes if apply_queued is None else apply_queued),
     )
 
@@ -152,11 +153,11 @@ async def build_application(
     reranker = reranker or build_reranker(config.memory, config.embedding)
     # Recall's texts go before the write queue's and consolidation's (replies first).
     batcher = EmbeddingBatcher(memory.embedder, max_calls=config.embedding.parallel_calls)
-    # Replies first: the write queue and consolidation give way while a reply is prepared.
-    priority = ReplyPriority()
+    # Replies first: the background's model calls give way while a reply is prepared.
+    replies = Replies()
     settings = write_settings(config, apply_queued=apply_queued)
     writer = MemoryWriter(
-        memory.store, memory.index, batcher.background, llm, settings, priority=priority
+        memory.store, memory.index, batcher.background, llm, settings, replies=replies
     )
     recaller = Recaller(
         memory.store,
@@ -172,14 +173,14 @@ async def build_application(
         recaller=recaller,
         llm=llm,
         web_search=web_search,
-        priority=priority,
+        replies=replies,
     )
     scheduler = build_maintenance_scheduler(
         config,
         memory.store,
         memory.index,
         batcher.background,
-        BackgroundModel(llm, priority),
+        BackgroundModel(llm, replies, max_calls=config.llm.background_calls),
         # The queue retry wakes this process's worker: none when workers apply the writes.
         writer if settings.apply_queued else None,
     )

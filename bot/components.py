@@ -9,7 +9,6 @@ from bot.config import Config, EmbeddingSettings, LLMSettings, MemorySettings
 from memory.embedding import Embedder, FastEmbedEmbedder, OllamaEmbedder
 from memory.errors import LockTimeoutError, VectorIndexError
 from memory.index import HealingIndex, VectorIndex
-from memory.index.pgvector import PgVectorIndex
 from memory.indexing import reconcile
 from memory.llm import LanguageModel
 from memory.llm.ollama_backend import OllamaLanguageModel
@@ -17,6 +16,7 @@ from memory.llm.openai_backend import OpenAILanguageModel
 from memory.recall import FastEmbedReranker, RecallSettings, Reranker
 from memory.store import Store
 from memory.store.space import switch_to_incremental_vacuum
+from memory.store.vectors import PgVectorIndex
 
 log = logging.getLogger(__name__)
 

@@ -145,6 +145,9 @@ class LLMSettings(Section):
     timeout_seconds: float = Field(120.0, gt=0)
     temperature: float = Field(0.3, ge=0.0, le=2.0)
     seed: int | None = Field(None, description="sampling seed, for reproducible measurements")
+    background_calls: int = Field(
+        1, ge=1, description="memory work's model calls at the server at once (its slots)"
+    )
     # Token budgets per call kind (max_tokens / num_predict): an answer stops there instead
     # of running into the timeout. Flat keys, so MNEMO_LLM__MAX_TOKENS_REPLY works too.
     max_tokens_reply: int = Field(DEFAULT_BUDGETS.reply, ge=16)

@@ -2,14 +2,13 @@
 
 Write paths hand the index rows to their store transaction (``store.transaction(index=...)``).
 pgvector writes them in that transaction: facts and vectors cannot diverge. LanceDB writes
-them after the commit: if the process dies in between, the index is missing a row or holds a
-stale one, and :func:`reconcile` (run at start-up, on a schedule and to rebuild a broken
-index) makes it match again. It writes without this process's commit locks, so each of its
-writes re-reads its facts inside the store's index gate (:mod:`memory.store.index_gate`): a
-fact forgotten since reconcile read it is never written back, and a fact an undo restored
-meanwhile keeps the row the undo wrote. Against other processes (PostgreSQL) its writes
-read the facts again under the people's locks: the stale rows' delete here, the rows'
-upsert in :meth:`memory.index.pgvector.PgVectorIndex.upsert`.
+them after the commit, within the writer's turn: if the process dies in between, the index is
+missing a row or holds a stale one, and :func:`reconcile` (run at start-up, on a schedule and
+to rebuild a broken index) makes it match again. Its writes are made from a read of the
+database taken earlier, so each one reads its facts again in a transaction of its own and
+writes only what that read allows, within the same turn (SQLite) or under the people's
+locks (PostgreSQL): a fact forgotten since is never written back, and a fact an undo
+restored meanwhile keeps the row the undo wrote.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 
 from memory.embedding.base import Embedder, Vectors
 from memory.index.base import IndexedFact, IndexWrites, VectorIndex
+from memory.priority import Priority
 from memory.records import Fact
 from memory.store import Store
 
@@ -70,7 +70,7 @@ async def reconcile(
     batch_size: int = 256,
 ) -> ReconcileReport:
     """Make the index hold exactly the active facts of SQLite, embedded by ``embedder``."""
-    async with store.transaction() as transaction:
+    async with store.read() as transaction:
         active = {fact.id: fact for fact in await transaction.facts.admin_active_facts()}
     indexed = await index.indexed_models()
     stale = [fact_id for fact_id in indexed if fact_id not in active]
@@ -85,7 +85,8 @@ async def reconcile(
         return report
     if not report.in_step:
         await _repair(store, index, embedder, stale, missing + outdated, batch_size, report)
-    await index.optimize()
+    async with store.database.writing(Priority.BACKGROUND):
+        await index.optimize()
     return report
 
 
@@ -108,36 +109,27 @@ async def _repair(
     for start in range(0, len(to_embed), batch_size):
         batch = to_embed[start : start + batch_size]
         vectors = await embedder.embed([fact.text for fact in batch])
-        written = await _write_still_active(
-            store, index, to_indexed(batch, vectors, embedder.model_name)
-        )
-        async with store.transaction() as transaction:
-            await transaction.facts.set_embedding_model(written, embedder.model_name)
+        await _write_still_active(store, index, to_indexed(batch, vectors, embedder.model_name))
 
 
 async def _delete_still_stale(store: Store, index: VectorIndex, stale: list[int]) -> None:
     """Delete the rows of the facts that are still not active, read again: a write committed
     since the database was read (a worker, an undo) made facts active and indexed them, and
-    their rows must stay. The re-read and the delete hold off the commits that could come
-    between them: the people's locks, on PostgreSQL, where the rows are deleted in that same
-    transaction; this process's index gate, for LanceDB, whose rows are deleted after it."""
+    their rows must stay."""
     if not stale:
         return
-    async with store.index_gate.checking(), store.transaction(index=index) as transaction:
+    async with store.transaction(index=index, priority=Priority.BACKGROUND) as transaction:
         await transaction.lock_people(await transaction.facts.admin_owners(stale))
         active = await transaction.facts.admin_active_ids(stale)
         await transaction.index.delete([fact_id for fact_id in stale if fact_id not in active])
 
 
-async def _write_still_active(
-    store: Store, index: VectorIndex, rows: list[IndexedFact]
-) -> list[int]:
-    """Write the rows whose facts are still active, read again inside the index gate (a
-    forget or a commit may have come since they were read); the ids written. (pgvector
-    reads them once more under the people's locks, for the other processes' commits.)"""
-    async with store.index_gate.checking():
-        async with store.read() as transaction:
-            active = await transaction.facts.admin_active_ids([row.fact_id for row in rows])
+async def _write_still_active(store: Store, index: VectorIndex, rows: list[IndexedFact]) -> None:
+    """Write the rows whose facts are still active, read again (a forget or a commit may have
+    come since they were read), and record the model that made them."""
+    async with store.transaction(index=index, priority=Priority.BACKGROUND) as transaction:
+        await transaction.lock_people({row.owner for row in rows})
+        active = await transaction.facts.admin_active_ids([row.fact_id for row in rows])
         kept = [row for row in rows if row.fact_id in active]
-        await index.upsert(kept)
-    return [row.fact_id for row in kept]
+        await transaction.index.upsert(kept)
+        await transaction.facts.set_embedding_model([row.fact_id for row in kept], rows[0].model)

@@ -13,8 +13,8 @@ from sqlalchemy import URL
 
 from memory.embedding import FastEmbedEmbedder
 from memory.index import LanceFactIndex, VectorIndex
-from memory.index.pgvector import PgVectorIndex
 from memory.store import Store
+from memory.store.vectors import PgVectorIndex
 from tests.mounts import tmpfs
 from tests.servers.postgres import BACKENDS, PostgresServer, pgserver_installed
 from tests.servers.synapse import SynapseServer, synapse_python

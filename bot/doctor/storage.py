@@ -20,11 +20,11 @@ from bot.doctor.base import CheckResult
 from memory.errors import MemoryLayerError, VectorIndexError
 from memory.index import LanceFactIndex, VectorIndex
 from memory.index.lance import folder_bytes, read_space
-from memory.index.pgvector import PgVectorIndex
 from memory.indexing import reconcile
 from memory.store import Store, read_only_sqlite_url
 from memory.store.migrations import SchemaState, describe, inspect_schema
 from memory.store.space import DatabaseSpace, database_space
+from memory.store.vectors import PgVectorIndex
 
 # Below this, what compaction would give back is not worth a warning.
 RECLAIMABLE_WARNING_BYTES = 64 * 2**20

@@ -50,6 +50,11 @@ class IndexWrites(Protocol):
 class TransactionIndexWrites(IndexWrites, Protocol):
     """An index's part in one store transaction (see :meth:`VectorIndex.writes_in`)."""
 
+    async def erase(self, fact_ids: Sequence[int]) -> None:
+        """The rows of facts a person had forgotten: gone from every file once the
+        transaction has committed and :meth:`after_commit` returned."""
+        ...
+
     async def after_commit(self) -> None:
         """Called once the store's transaction has committed (never after a rollback)."""
         ...

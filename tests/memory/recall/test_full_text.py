@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from memory.index import IndexedFact, InMemoryVectorIndex, LanceFactIndex, VectorIndex
-from memory.index.pgvector import PgVectorIndex
 from memory.recall import FullTextIndex
 from memory.records import NewFact
 from memory.scope import Scope, ScopeMode
 from memory.store import Store
+from memory.store.vectors import PgVectorIndex
 
 # The ``index`` fixture: LanceDB beside SQLite, or pgvector in PostgreSQL; both search text.
 SearchableIndex = LanceFactIndex | PgVectorIndex
