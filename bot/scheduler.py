@@ -243,7 +243,8 @@ def storage_job(
     retention = timedelta(days=config.scheduler.upgrade_backup_retention_days)
 
     async def run() -> str:
-        await index.optimize()
+        async with store.database.writing(Priority.BACKGROUND):
+            await index.optimize()
         freed = await give_back_free_pages(store.database)
         expired = await store.expire_backups(older_than=clock() - retention)
         return (
