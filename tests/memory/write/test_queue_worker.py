@@ -151,7 +151,8 @@ async def test_people_are_processed_side_by_side_up_to_the_limit_each_in_order(
     store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
 ) -> None:
     hung = gated()
-    settings = WriteSettings(worker_concurrency=3, shutdown_grace_seconds=0)
+    # A model server with several slots.
+    settings = WriteSettings(worker_concurrency=3, max_model_calls=3, shutdown_grace_seconds=0)
     writer = MemoryWriter(store, index, embedder, hung, settings)
     people = [Scope(f"console:person{number}", "console:room1") for number in range(5)]
     await writer.accept(ALICE, "I live in Paris", message_time=MESSAGE_TIME)
@@ -179,7 +180,8 @@ async def test_a_new_message_takes_a_free_slot_while_another_write_hangs(
     model = GatedLanguageModel(
         fallback=extract_and_add, held=lambda messages: messages[-1].content == "I live in Paris"
     )
-    writer = MemoryWriter(store, index, embedder, model, NO_GRACE)
+    # A model server with two slots: one hung call leaves the other free.
+    writer = MemoryWriter(store, index, embedder, model, replace(NO_GRACE, max_model_calls=2))
     await writer.accept(ALICE, "I live in Paris", message_time=MESSAGE_TIME)
     await until(lambda: model.waiting == ["I live in Paris"])
     await writer.accept(BOB, "I live in Rome", message_time=MESSAGE_TIME)
