@@ -1,11 +1,14 @@
 """The LanceDB vector index of active facts (derived data; SQLite is the truth).
 
-Compaction and retention are LanceDB's own (``Table.optimize``): every so many writes the
-small fragments single writes add are merged, the indices take in the new rows, and every
-older version is removed. Old versions buy nothing that reconcile cannot rebuild from
-SQLite, and they hold the bytes of deleted rows. LanceDB's compaction takes no options: it
-merges every fragment under a million rows, so each compaction rewrites the table (the cost
-per learned fact is in docs/benchmarks.md).
+Retention: the index keeps only its latest version. Old versions buy nothing that reconcile
+cannot rebuild from SQLite, and they hold the bytes of deleted rows, so every compaction
+removes them.
+
+Compaction merges fragments in tiers of similar size (memory/index/tiers.py) through
+``pylance``, the Lance that ``lancedb`` embeds: its compaction takes options. LanceDB's
+``optimize()`` takes none and merges every fragment under a million rows, i.e. rewrites the
+whole table every time (4.5 MiB written per learned fact at 100,000 facts, and over a
+second on the writing task: docs/benchmarks.md, issue 25).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import aiorwlock
+import lance
 import lancedb
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +33,7 @@ from memory.errors import VectorIndexError
 from memory.index.after_commit import AfterCommitWrites
 from memory.index.base import IndexedFact, ScoredFactId, StoredVector
 from memory.index.filters import ids_where, key_digest, scope_where
+from memory.index.tiers import DELETED_SHARE_TO_REWRITE, FragmentSize, next_merge
 from memory.scope import Scope
 
 log = logging.getLogger(__name__)
@@ -37,10 +42,15 @@ TABLE_NAME = "facts"
 # What LanceDB raises for unreadable files (a zeroed manifest gives a KeyError: no columns).
 LANCE_ERRORS = (OSError, RuntimeError, ValueError, LookupError, pa.ArrowException)
 COLUMNS = ("fact_id", "owner_digest", "room_digest", "text", "model", "vector")
-# Versions older than this are removed, i.e. all but the latest (LanceDB warns about a zero
-# age, meant for other processes: one process owns a data folder, and its searches are
-# waited for, see LanceFactIndex).
-ALL_OLD_VERSIONS = timedelta(milliseconds=1)
+# A compaction merges fragments in tiers (memory/index/tiers.py); a merge can make a run of
+# the next size class long enough to merge, so one compaction may merge several times.
+MERGES_PER_COMPACTION = 32
+# The indices take in new rows every so many compactions (and at the storage job, reconcile
+# and erase), as one segment: that rewrites every index, which at 100k facts is most of what
+# a learned fact costs. Until then the new rows (at most this many compactions' worth) are
+# searched without the indices, and tiers of fragments whose coverage differs wait.
+MERGE_INDICES_EVERY = 8
+_MERGE_ALL = 1_000_000
 
 
 def _schema(dimension: int) -> pa.Schema:
@@ -103,6 +113,7 @@ class LanceFactIndex:
         # (docs/benchmarks.md, "Fact store"); so the table is compacted every few writes.
         self._optimize_every = optimize_every
         self._writes_since_optimize = 0
+        self._compactions_since_merge = 0
         self._files = aiorwlock.RWLock()
 
     @classmethod
@@ -375,19 +386,67 @@ class LanceFactIndex:
     async def _count_write(self) -> None:
         self._writes_since_optimize += 1
         if self._writes_since_optimize >= self._optimize_every:
-            await self._optimize()
+            merge = self._compactions_since_merge + 1 >= MERGE_INDICES_EVERY
+            await self._optimize(merge_indices=merge)
 
-    async def _optimize(self) -> None:
-        # Compaction and the indices' refresh run beside searches, which stay on the version
-        # they opened (LanceDB keeps versions a week by default); then the old versions'
-        # files are removed once no search reads them.
-        await self._table.optimize()
+    async def _optimize(self, *, merge_indices: bool = True) -> None:
+        # Compaction and index refresh run beside searches (which stay on the version they
+        # opened); only the removal of the old versions' files waits for them to finish.
+        dataset = table_folder(self.path)
+        await asyncio.to_thread(_compact_in_tiers, dataset, merge_indices)
+        await self._table.checkout_latest()
         async with self._files.writer:
-            await self._table.optimize(cleanup_older_than=ALL_OLD_VERSIONS, delete_unverified=True)
+            await asyncio.to_thread(_remove_old_versions, dataset)
         self._writes_since_optimize = 0
+        self._compactions_since_merge = 0 if merge_indices else self._compactions_since_merge + 1
 
     async def aclose(self) -> None:
         self._table.close()
+
+
+def _compact_in_tiers(dataset: Path, merge_indices: bool) -> None:
+    table = lance.dataset(str(dataset))
+    if merge_indices:
+        # First, so that every fragment is covered alike and any tier may merge.
+        table.optimize.optimize_indices(num_indices_to_merge=_MERGE_ALL)
+        table = lance.dataset(str(dataset))
+    for _ in range(MERGES_PER_COMPACTION):
+        merged = next_merge(_fragment_sizes(table))
+        if not merged:
+            break
+        ids = {fragment.fragment_id for fragment in merged}
+        others = [fragment.fragment_id for fragment in table.get_fragments()]
+        table.optimize.compact_files(
+            # One fragment out, and every fragment in is below the target, so each is taken.
+            target_rows_per_fragment=sum(fragment.live_rows for fragment in merged) + 1,
+            excluded_fragment_ids=[fragment_id for fragment_id in others if fragment_id not in ids],
+            materialize_deletions_threshold=DELETED_SHARE_TO_REWRITE,
+        )
+        table = lance.dataset(str(dataset))
+
+
+def _fragment_sizes(table: lance.LanceDataset) -> list[FragmentSize]:
+    coverage: dict[int, set[str]] = {}
+    for index in table.describe_indices():
+        for segment in index.segments:
+            for fragment_id in segment.fragment_ids:
+                coverage.setdefault(fragment_id, set()).add(str(segment.uuid))
+    sizes = []
+    for fragment in table.get_fragments():
+        deletions = fragment.metadata.deletion_file
+        deleted = deletions.num_deleted_rows if deletions is not None else 0
+        covered = frozenset(coverage.get(fragment.fragment_id, ()))
+        sizes.append(
+            FragmentSize(fragment.fragment_id, fragment.metadata.physical_rows, deleted, covered)
+        )
+    return sizes
+
+
+def _remove_old_versions(dataset: Path) -> None:
+    # Files of failed writes too (delete_unverified): no other process writes this folder.
+    lance.dataset(str(dataset)).cleanup_old_versions(
+        older_than=timedelta(0), delete_unverified=True
+    )
 
 
 def table_folder(path: Path | str) -> Path:
