@@ -95,7 +95,7 @@ class HealingIndex:
         self._rebuild: asyncio.Task[None] | None = None
         self.rebuilds = 0
         self.needs_refill = False
-        self._last_check = -RECHECK_AFTER_ERROR_SECONDS
+        self._last_check_after_error = -RECHECK_AFTER_ERROR_SECONDS
         # Each replacement of broken files, for the operator (``mnemo reconcile`` says so).
         self.replacements: list[str] = []
 
@@ -165,10 +165,13 @@ class HealingIndex:
         async with self._heal_lock:
             if self.rebuilding:
                 return True
-            now = time.monotonic()
-            if after_error and now - self._last_check < RECHECK_AFTER_ERROR_SECONDS:
-                return False
-            self._last_check = now
+            if after_error:
+                # Only checks after errors count: a check at start or by reconcile says
+                # nothing about the error just met.
+                now = time.monotonic()
+                if now - self._last_check_after_error < RECHECK_AFTER_ERROR_SECONDS:
+                    return False
+                self._last_check_after_error = now
             problem = await self._problem()
             if problem is None:
                 return False

@@ -133,7 +133,7 @@ class LanceFactIndex:
         """
         directory = Path(path)
         try:
-            connection = await lancedb.connect_async(str(directory))
+            connection = await _connect(directory)
             tables = (await connection.list_tables()).tables
             table = None
             if TABLE_NAME in tables:
@@ -166,7 +166,7 @@ class LanceFactIndex:
         if not (directory / f"{TABLE_NAME}.lance").is_dir():
             return None
         try:
-            connection = await lancedb.connect_async(str(directory))
+            connection = await _connect(directory)
             table = await connection.open_table(TABLE_NAME)
         except LANCE_ERRORS as error:
             raise VectorIndexError(
@@ -402,6 +402,14 @@ class LanceFactIndex:
 
     async def aclose(self) -> None:
         self._table.close()
+
+
+async def _connect(directory: Path) -> Any:
+    # Without a metadata cache: with the files' metadata in memory, LanceDB decodes data
+    # files zeroed or overwritten under a running bot as rows of zeros instead of failing,
+    # and the self-healing index never hears of the damage.
+    session = lancedb.Session(metadata_cache_size_bytes=0)
+    return await lancedb.connect_async(str(directory), session=session)
 
 
 def _compact_in_tiers(dataset: Path, merge_indices: bool) -> None:
