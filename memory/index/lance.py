@@ -102,8 +102,9 @@ class LanceFactIndex:
     come from any task, beside them. LanceDB lets a query run beside a write (the query
     reads the version it opened). What it leaves to the caller is the removal of old
     versions' files, which a query still running may be reading: reads hold ``_files``
-    shared, the removal holds it alone. One process per data folder (others are not
-    guarded).
+    shared, the removal holds it alone. A second writing task would break it: the removal
+    also deletes the files of a write still in progress (no version names them yet). One
+    process per data folder (others are not guarded).
     """
 
     def __init__(self, table: Any, path: Path, *, optimize_every: int = 32) -> None:
