@@ -133,6 +133,7 @@ async def open_memory(
             config.storage.index_path,
             dimension=dimension,
             refill=lambda rebuilt: reconcile(store, rebuilt, embedder),
+            full_text_index=config.memory.hybrid_retrieval,
             replace_broken=repair,
         )
     except BaseException:

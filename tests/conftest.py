@@ -100,9 +100,12 @@ async def open_index(
     backend: str, store: Store, directory: Path, *, dimension: int = 384
 ) -> VectorIndex:
     """The index that goes with ``store``: LanceDB files beside SQLite, or pgvector rows in
-    the same PostgreSQL database."""
+    the same PostgreSQL database. LanceDB's full-text index is built, as with hybrid recall
+    on (without it full-text search works, and ranks by other statistics)."""
     if backend == "sqlite":
-        return await LanceFactIndex.open(directory / "index", dimension=dimension)
+        return await LanceFactIndex.open(
+            directory / "index", dimension=dimension, full_text_index=True
+        )
     return await PgVectorIndex.open(store.database, dimension=dimension)
 
 

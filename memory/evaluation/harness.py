@@ -137,7 +137,11 @@ async def _evaluate_conversation(
 ) -> dict[str, list[QuestionOutcome]]:
     store = await Store.open(location / "facts.sqlite3")
     vectors = await embedder.embed([observation.text for observation in conversation.observations])
-    index = await LanceFactIndex.open(location / "index", dimension=int(vectors.shape[1]))
+    index = await LanceFactIndex.open(
+        location / "index",
+        dimension=int(vectors.shape[1]),
+        full_text_index=any(mode.hybrid for mode in modes),
+    )
     try:
         observation_of = await _build_store(conversation, store, index, embedder, vectors)
         results: dict[str, list[QuestionOutcome]] = {}
