@@ -68,7 +68,7 @@ def build_reranker(
     """The configured cross-encoder (loaded lazily on first lookup), or None if turned off.
 
     A reply waits at most ``load_wait`` seconds for the first load (a download, or fastembed's
-    ~40 s of retries offline) and is answered in cosine order meanwhile.
+    long retries of it offline) and is answered in cosine order meanwhile.
     """
     if not memory.reranker_model:
         return None

@@ -104,11 +104,11 @@ class EmbeddingSettings(Section):
     model_path: Path | None = Field(None, description="local ONNX directory (offline use)")
     dimension: int | None = Field(None, gt=0, description="needed for models fastembed lacks")
     pooling: Literal["mean", "cls"] = "mean"
-    # One ONNX thread: extra threads spin for work and, beside a busy event loop, cost 2-3x
-    # the CPU per text and as much in wall time (docs/benchmarks.md, "Load").
+    # One ONNX thread: extra threads spin for work and, beside a busy event loop, cost more
+    # CPU per text and more wall time than they save (docs/benchmarks.md, "Load").
     threads: int = Field(1, ge=0, description="ONNX Runtime threads (0: one per core)")
-    # Two calls of one thread each: a burst of reply texts is split across two cores (50
-    # people at once: the texts' wait halved, docs/benchmarks.md "Load"); no spinning.
+    # Two calls of one thread each: a burst of reply texts is split across two cores, so the
+    # texts of many people at once wait less (docs/benchmarks.md, "Load"); no spinning.
     parallel_calls: int = Field(2, ge=1, description="model calls at once for reply texts")
     cache_dir: Path | None = None
     ollama_url: str = "http://127.0.0.1:11434"
@@ -116,8 +116,9 @@ class EmbeddingSettings(Section):
 
 class MemorySettings(Section):
     scope_mode: ScopeMode = ScopeMode.USER_ROOM
-    # From `mnemo calibrate` on the shipped pairs with all-MiniLM-L6-v2 (docs/benchmarks.md):
-    # the lowest pair that must be a candidate scores 0.36, minus a 0.05 margin for recall.
+    # What `mnemo calibrate` recommends on the shipped pairs for all-MiniLM-L6-v2: the lowest
+    # pair that must be a candidate, minus a margin for recall (docs/benchmarks.md,
+    # "Calibration of the candidate threshold").
     candidate_threshold: float = Field(CALIBRATED_CANDIDATE_THRESHOLD, ge=-1.0, le=1.0)
     candidate_limit: int = Field(5, ge=1, le=50)
     recall_top_k: int = Field(6, ge=1, le=100)
