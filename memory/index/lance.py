@@ -33,12 +33,15 @@ from memory.errors import VectorIndexError
 from memory.index.after_commit import AfterCommitWrites
 from memory.index.base import IndexedFact, ScoredFactId, StoredVector
 from memory.index.filters import ids_where, key_digest, scope_where
+from memory.index.scope_cache import FactIds, Matrix, ScopeVectorCache
 from memory.index.tiers import DELETED_SHARE_TO_REWRITE, FragmentSize, next_merge
 from memory.scope import Scope
 
 log = logging.getLogger(__name__)
 
 TABLE_NAME = "facts"
+# Vectors held by the scope cache (384-dimensional float32 rows).
+SCOPE_CACHE_ROWS = 50_000
 # What LanceDB raises for unreadable files (a zeroed manifest gives a KeyError: no columns).
 LANCE_ERRORS = (OSError, RuntimeError, ValueError, LookupError, pa.ArrowException)
 COLUMNS = ("fact_id", "owner_digest", "room_digest", "text", "model", "vector")
@@ -107,7 +110,14 @@ class LanceFactIndex:
     process per data folder (others are not guarded).
     """
 
-    def __init__(self, table: Any, path: Path, *, optimize_every: int = 32) -> None:
+    def __init__(
+        self,
+        table: Any,
+        path: Path,
+        *,
+        optimize_every: int = 32,
+        scope_cache_rows: int = SCOPE_CACHE_ROWS,
+    ) -> None:
         self._table = table
         self.path = path
         # Each single-fact write adds a fragment, and search slows with every one of them
@@ -116,6 +126,9 @@ class LanceFactIndex:
         self._writes_since_optimize = 0
         self._compactions_since_merge = 0
         self._files = aiorwlock.RWLock()
+        # Searches of a scope seen lately are served from memory; every write below tells it
+        # (LanceDB's filtered query is most of a reply's CPU without it: benchmarks/load.py).
+        self.scope_cache = ScopeVectorCache(scope_cache_rows)
 
     @classmethod
     async def open(
@@ -125,6 +138,7 @@ class LanceFactIndex:
         dimension: int,
         optimize_every: int = 32,
         full_text_index: bool = False,
+        scope_cache_rows: int = SCOPE_CACHE_ROWS,
     ) -> LanceFactIndex:
         """Open the index, (re)creating the table if it is missing or of another dimension.
 
@@ -150,7 +164,9 @@ class LanceFactIndex:
                     table = None
             if table is None:
                 table = await connection.create_table(TABLE_NAME, schema=_schema(dimension))
-            index = cls(table, directory, optimize_every=optimize_every)
+            index = cls(
+                table, directory, optimize_every=optimize_every, scope_cache_rows=scope_cache_rows
+            )
             await index._create_indices(full_text_index)
             return index
         except LANCE_ERRORS as error:
@@ -210,6 +226,7 @@ class LanceFactIndex:
             }
             for fact in facts
         ]
+        written = False
         try:
             await (
                 self._table.merge_insert("fact_id")
@@ -217,9 +234,15 @@ class LanceFactIndex:
                 .when_not_matched_insert_all()
                 .execute(rows)
             )
+            written = True
             await self._count_write()
         except LANCE_ERRORS as error:
             raise VectorIndexError(f"cannot write to the vector index: {error}") from error
+        finally:
+            if written:
+                self.scope_cache.rows_written(facts)
+            else:
+                self.scope_cache.owners_changed(fact.owner for fact in facts)
 
     async def delete(self, fact_ids: Sequence[int]) -> None:
         if not fact_ids:
@@ -229,6 +252,8 @@ class LanceFactIndex:
             await self._count_write()
         except LANCE_ERRORS as error:
             raise VectorIndexError(f"cannot delete from the vector index: {error}") from error
+        finally:
+            self.scope_cache.facts_removed(fact_ids)
 
     async def search(
         self,
@@ -238,6 +263,9 @@ class LanceFactIndex:
         limit: int,
         min_similarity: float | None = None,
     ) -> list[ScoredFactId]:
+        cached = await self.scope_cache.rows(scope, self._scope_rows)
+        if cached is not None:
+            return cached.search(vector, limit, min_similarity)
         query = (
             self._table.vector_search(np.asarray(vector, dtype=np.float32).ravel())
             .distance_type("cosine")
@@ -254,6 +282,26 @@ class LanceFactIndex:
             raise VectorIndexError(f"cannot search the vector index: {error}") from error
         # LanceDB's cosine distance is 1 - cosine similarity.
         return [ScoredFactId(int(row["fact_id"]), 1.0 - float(row["_distance"])) for row in rows]
+
+    async def _scope_rows(self, scope: Scope, limit: int) -> tuple[FactIds, Matrix]:
+        """At most ``limit`` rows of ``scope``: their ids and vectors (for the scope cache)."""
+        try:
+            async with self._files.reader:
+                table = await (
+                    self._table.query()
+                    .where(scope_where(scope))
+                    .select(["fact_id", "vector"])
+                    .limit(limit)
+                    .to_arrow()
+                )
+            fact_ids: FactIds = table["fact_id"].to_numpy().astype(np.int64)
+            dimension = _vector_dimension(table.schema)
+            values = table["vector"].combine_chunks().flatten().to_numpy()
+            shape = (len(fact_ids), dimension)
+            vectors: Matrix = np.asarray(values, dtype=np.float32).reshape(shape)
+        except LANCE_ERRORS as error:
+            raise VectorIndexError(f"cannot search the vector index: {error}") from error
+        return fact_ids, vectors
 
     async def full_text_search(self, scope: Scope, query: str, *, limit: int) -> list[ScoredFactId]:
         """Facts visible in ``scope`` whose text matches ``query`` (BM25), best first.
@@ -355,6 +403,8 @@ class LanceFactIndex:
             await self._optimize()
         except LANCE_ERRORS as error:
             raise VectorIndexError(f"cannot erase from the vector index: {error}") from error
+        finally:
+            self.scope_cache.clear()
 
     async def compact(self) -> None:
         """Give back every byte the live rows do not need (``mnemo compact``): the same

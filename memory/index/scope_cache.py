@@ -1,0 +1,228 @@
+"""Recently searched scopes' vectors in memory, so a search is one matrix product.
+
+A LanceDB search with the scope prefilter costs about 7 ms of CPU at 50,000 facts, and every
+message makes three (recall, and the candidates of its two facts on the write path); loading
+a scope's 1,000 vectors costs about the same as one search, and searching them in numpy
+0.1 ms (docs/benchmarks.md, "Load"). The index keeps one entry per scope searched lately.
+
+Rules that keep it right:
+
+- An entry holds exactly the rows the scope's own filter selects (the same ``where`` as
+  the LanceDB search), under the scope's full key (owner, room, mode): nothing of one scope
+  can be served to another.
+- The index tells the cache after every write. Rows written: each entry first loses the
+  rows of those ids (whoever held them), then takes the written rows that its scope's own
+  filter selects (the owner, and the rooms the scope sees, as ``scope_where`` says), so
+  the queue's next write for that person searches memory instead of reloading the scope.
+  Deleted or erased ids leave every entry that holds them. A write that failed drops the
+  entries of its owners.
+- A fill that overlapped writes may hold rows from before them: the writes that happened
+  while it loaded are replayed on its rows (each change above gives the same rows whether
+  the load saw the write or not), then it is kept. If one of them was a failed write, it is
+  used once and not kept. (Under a steady stream of writes, dropping every overlapped fill
+  made most searches load their scope again: 364 loads for 200 messages in the 50 x 4
+  benchmark.)
+- Bounded by the number of rows held (least recently used scopes go first); a scope larger
+  than the bound is not cached, and the index searches it itself.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import numpy.typing as npt
+
+from memory.index.base import IndexedFact, ScoredFactId
+from memory.scope import RoomFilter, Scope
+
+FactIds = npt.NDArray[np.int64]
+Matrix = npt.NDArray[np.float32]
+ScopeKey = tuple[str, str, str]
+# Loads at most ``limit`` rows of a scope: (fact ids, vectors).
+LoadScope = Callable[[Scope, int], Awaitable[tuple[FactIds, Matrix]]]
+# One write's effect on a scope's rows (the same whether the rows already had it or not).
+Change = Callable[["ScopeRows"], "ScopeRows"]
+
+
+@dataclass(frozen=True)
+class ScopeRows:
+    """One scope's rows: ids, and their vectors scaled to unit length (zero rows stay zero)."""
+
+    owner: str
+    rooms: RoomFilter
+    fact_ids: FactIds
+    unit_vectors: Matrix
+
+    @classmethod
+    def of(cls, scope: Scope, fact_ids: FactIds, vectors: Matrix) -> ScopeRows:
+        return cls(scope.owner, scope.visible_rooms(), fact_ids, unit_rows(vectors))
+
+    def selects(self, fact: IndexedFact) -> bool:
+        """Whether the scope's filter (``memory.index.filters.scope_where``) selects the row."""
+        if fact.owner != self.owner:
+            return False
+        if self.rooms.only is not None and fact.room != self.rooms.only:
+            return False
+        return self.rooms.exclude is None or fact.room != self.rooms.exclude
+
+    def written(self, facts: Sequence[IndexedFact]) -> ScopeRows:
+        """These rows after ``facts`` were written: the old rows of their ids gone, the new
+        ones the scope selects added."""
+        # One comparison per written row: faster than np.isin for the few rows of a write,
+        # and every cached scope sees every write.
+        kept = np.ones(len(self.fact_ids), dtype=bool)
+        for fact in facts:
+            kept &= self.fact_ids != fact.fact_id
+        added = [fact for fact in facts if self.selects(fact)]
+        if not added and kept.all():
+            return self
+        if not added:
+            return replace(self, fact_ids=self.fact_ids[kept], unit_vectors=self.unit_vectors[kept])
+        vectors = np.stack([np.asarray(fact.vector, dtype=np.float32).ravel() for fact in added])
+        added_ids = np.fromiter((fact.fact_id for fact in added), dtype=np.int64)
+        return replace(
+            self,
+            fact_ids=np.concatenate([self.fact_ids[kept], added_ids]),
+            unit_vectors=np.concatenate([self.unit_vectors[kept], unit_rows(vectors)]),
+        )
+
+    def without(self, removed: FactIds) -> ScopeRows:
+        """These rows after the rows of ``removed`` ids were deleted."""
+        kept = ~np.isin(self.fact_ids, removed)
+        if kept.all():
+            return self
+        return replace(self, fact_ids=self.fact_ids[kept], unit_vectors=self.unit_vectors[kept])
+
+    def search(
+        self, vector: npt.NDArray[np.float32], limit: int, min_similarity: float | None
+    ) -> list[ScoredFactId]:
+        """The ``limit`` most cosine-similar rows, as LanceDB's cosine search ranks them."""
+        if len(self.fact_ids) == 0 or limit < 1:
+            return []
+        query = np.asarray(vector, dtype=np.float32).ravel()
+        norm = float(np.linalg.norm(query))
+        similarities = self.unit_vectors @ (query / norm if norm else query)
+        chosen = np.arange(len(similarities))
+        if min_similarity is not None:
+            chosen = chosen[similarities >= min_similarity]
+        if len(chosen) > limit:
+            chosen = chosen[np.argpartition(-similarities[chosen], limit - 1)[:limit]]
+        ordered = chosen[np.argsort(-similarities[chosen], kind="stable")]
+        return [ScoredFactId(int(self.fact_ids[i]), float(similarities[i])) for i in ordered]
+
+
+class ScopeVectorCache:
+    def __init__(self, max_rows: int) -> None:
+        self.max_rows = max_rows
+        self._entries: OrderedDict[ScopeKey, ScopeRows] = OrderedDict()
+        self._rows = 0
+        # Scopes found larger than max_rows; forgotten at the next write, which may shrink them.
+        self._too_large: set[ScopeKey] = set()
+        # The changes made while each fill in progress loaded (None: a failed write).
+        self._fills: dict[int, list[Change | None]] = {}
+        self._next_fill = 0
+        self.hits = 0
+        self.misses = 0
+
+    @staticmethod
+    def key(scope: Scope) -> ScopeKey:
+        return (scope.owner, scope.room, scope.mode.value)
+
+    async def rows(self, scope: Scope, load: LoadScope) -> ScopeRows | None:
+        """The scope's rows, from memory or loaded; None if the scope is too large to hold."""
+        key = self.key(scope)
+        entry = self._entries.get(key)
+        if entry is not None:
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return entry
+        if key in self._too_large:
+            return None
+        self.misses += 1
+        fill = self._next_fill
+        self._next_fill += 1
+        changes: list[Change | None] = []
+        self._fills[fill] = changes
+        try:
+            fact_ids, vectors = await load(scope, self.max_rows + 1)
+        finally:
+            del self._fills[fill]
+        if len(fact_ids) > self.max_rows:
+            self._too_large.add(key)
+            return None
+        entry = ScopeRows.of(scope, fact_ids, vectors)
+        replayed = [change for change in changes if change is not None]
+        if len(replayed) < len(changes):
+            return entry
+        for change in replayed:
+            entry = change(entry)
+        if len(entry.fact_ids) <= self.max_rows:
+            self._keep(key, entry)
+        return entry
+
+    def rows_written(self, facts: Sequence[IndexedFact]) -> None:
+        """These rows were added or replaced (the write succeeded)."""
+        self._update(lambda entry: entry.written(facts))
+
+    def owners_changed(self, owners: Iterable[str]) -> None:
+        """Rows of these owners may have been added or replaced (a write that failed)."""
+        self._written(None)
+        changed = set(owners)
+        self._drop([key for key, entry in self._entries.items() if entry.owner in changed])
+
+    def facts_removed(self, fact_ids: Iterable[int]) -> None:
+        """These rows were deleted."""
+        removed = np.fromiter(fact_ids, dtype=np.int64)
+        self._update(lambda entry: entry.without(removed))
+
+    def clear(self) -> None:
+        """Anything may have changed."""
+        self._written(None)
+        self._drop(list(self._entries))
+
+    def _update(self, change: Change) -> None:
+        """Every entry, and every fill in progress, after ``change``."""
+        self._written(change)
+        for key, entry in list(self._entries.items()):
+            updated = change(entry)
+            if updated is not entry and len(updated.fact_ids) <= self.max_rows:
+                self._rows += len(updated.fact_ids) - len(entry.fact_ids)
+                self._entries[key] = updated
+            elif updated is not entry:
+                self._drop([key])
+        while self._rows > self.max_rows:
+            self._drop([next(iter(self._entries))])
+
+    def _written(self, change: Change | None) -> None:
+        for changes in self._fills.values():
+            changes.append(change)
+        self._too_large.clear()
+
+    @property
+    def rows_held(self) -> int:
+        return self._rows
+
+    def _keep(self, key: ScopeKey, entry: ScopeRows) -> None:
+        self._drop([key])
+        self._entries[key] = entry
+        self._rows += len(entry.fact_ids)
+        while self._rows > self.max_rows:
+            oldest = next(iter(self._entries))
+            self._drop([oldest])
+
+    def _drop(self, keys: list[ScopeKey]) -> None:
+        for key in keys:
+            entry = self._entries.pop(key, None)
+            if entry is not None:
+                self._rows -= len(entry.fact_ids)
+
+
+def unit_rows(vectors: Matrix) -> Matrix:
+    """Each row scaled to unit length (zero rows stay zero)."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    result: Matrix = (vectors / norms).astype(np.float32)
+    return result
