@@ -24,6 +24,7 @@ from pydantic import (
 )
 from sqlalchemy import URL, make_url
 
+from memory.embedding.prompts import Prompts, default_prompts
 from memory.llm import TokenBudgets
 from memory.scope import ScopeMode
 from memory.store.database import sqlite_url
@@ -112,6 +113,20 @@ class EmbeddingSettings(Section):
     parallel_calls: int = Field(2, ge=1, description="model calls at once for reply texts")
     cache_dir: Path | None = None
     ollama_url: str = "http://127.0.0.1:11434"
+    # Unset: the model's own prompts if Mnemo knows it (EmbeddingGemma, e5), else none.
+    query_prompt: str | None = Field(None, description="put before a message that seeks facts")
+    document_prompt: str | None = Field(None, description="put before a fact as it is stored")
+    similarity_prompt: str | None = Field(None, description="put before a compared sentence")
+
+    def prompts(self) -> Prompts:
+        known = default_prompts(self.model)
+        return Prompts(
+            query=known.query if self.query_prompt is None else self.query_prompt,
+            document=known.document if self.document_prompt is None else self.document_prompt,
+            similarity=known.similarity
+            if self.similarity_prompt is None
+            else self.similarity_prompt,
+        )
 
 
 class MemorySettings(Section):

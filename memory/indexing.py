@@ -43,7 +43,7 @@ async def index_facts(
     if not facts:
         return
     if vectors is None:
-        vectors = await embedder.embed([fact.text for fact in facts])
+        vectors = await embedder.embed([fact.text for fact in facts], "document")
     await index.upsert(to_indexed(facts, vectors, embedder.model_name))
 
 
@@ -107,7 +107,7 @@ async def _repair(
     await _delete_still_stale(store, index, stale)
     for start in range(0, len(to_embed), batch_size):
         batch = to_embed[start : start + batch_size]
-        vectors = await embedder.embed([fact.text for fact in batch])
+        vectors = await embedder.embed([fact.text for fact in batch], "document")
         written = await _write_still_active(
             store, index, to_indexed(batch, vectors, embedder.model_name)
         )
