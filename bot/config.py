@@ -24,6 +24,7 @@ from pydantic import (
 )
 from sqlalchemy import URL, make_url
 
+from memory.calibration.known import calibrated_threshold
 from memory.embedding.prompts import Prompts, default_prompts
 from memory.llm import TokenBudgets
 from memory.scope import ScopeMode
@@ -287,6 +288,22 @@ class Config(Section):
     discord: DiscordSettings = DiscordSettings()
     scheduler: SchedulerSettings = SchedulerSettings()
     logging: LoggingSettings = LoggingSettings()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _threshold_of_the_model(cls, data: Any) -> Any:
+        """Unset, memory.candidate_threshold is the one calibrate measured for the
+        configured embedding model (all-MiniLM-L6-v2's for a model it has not measured)."""
+        if not isinstance(data, dict):
+            return data
+        memory, embedding = data.get("memory", {}), data.get("embedding", {})
+        if not isinstance(memory, dict) or "candidate_threshold" in memory:
+            return data
+        model = embedding.get("model") if isinstance(embedding, dict) else None
+        known = calibrated_threshold(model) if isinstance(model, str) else None
+        if known is None:
+            return data
+        return {**data, "memory": {**memory, "candidate_threshold": known}}
 
 
 def describe_errors(error: ValidationError) -> str:

@@ -141,8 +141,8 @@ async def check_memory_language(config: Config) -> CheckResult:
         name,
         f"{found}, and {model} is English-first: recall and the candidate search are weak "
         f'for them. Set embedding.model = "{MULTILINGUAL_MODEL}" (multilingual, more CPU per '
-        "message; see docs/benchmarks.md) with its memory.candidate_threshold from "
-        "`mnemo calibrate`, then run `mnemo reconcile` to re-embed the facts",
+        "message; see docs/benchmarks.md; its candidate threshold comes with it unless "
+        "memory.candidate_threshold is set), then run `mnemo reconcile` to re-embed the facts",
     )
 
 

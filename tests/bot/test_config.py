@@ -118,3 +118,19 @@ def test_embedding_prompts_are_the_models_unless_set(tmp_path: Path) -> None:
         environ={"MNEMO_EMBEDDING__QUERY_PROMPT": ""},
     ).embedding.prompts()
     assert custom == Prompts("", "passage: ", EMBEDDINGGEMMA.similarity)
+
+
+def test_the_candidate_threshold_follows_the_embedding_model(tmp_path: Path) -> None:
+    gemma = '[embedding]\nmodel = "google/embeddinggemma-300m"\n'
+    assert load_config(write(tmp_path, gemma), environ={}).memory.candidate_threshold == 0.48
+    assert load_config(environ={}).memory.candidate_threshold == 0.30
+    unknown = '[embedding]\nmodel = "BAAI/bge-small-en-v1.5"\n'
+    assert load_config(write(tmp_path, unknown), environ={}).memory.candidate_threshold == 0.30
+    chosen = load_config(
+        write(tmp_path, gemma), environ={"MNEMO_MEMORY__CANDIDATE_THRESHOLD": "0.42"}
+    )
+    assert chosen.memory.candidate_threshold == 0.42
+    by_environment = load_config(
+        write(tmp_path, ""), environ={"MNEMO_EMBEDDING__MODEL": "embeddinggemma:300m"}
+    )
+    assert by_environment.memory.candidate_threshold == 0.48
