@@ -95,12 +95,14 @@ async def test_embeddinggemma_embeds_queries_and_facts_with_their_prompts(
     question, fact = "Wie heißt mein Hund?", "My dog is called Max"
     as_query = await prompted.embed([question], "query")
     as_document = await prompted.embed([fact], "document")
-    by_hand = await bare.embed([EMBEDDINGGEMMA.query + question, EMBEDDINGGEMMA.document + fact])
-    np.testing.assert_allclose(as_query[0], by_hand[0], atol=1e-5)
-    np.testing.assert_allclose(as_document[0], by_hand[1], atol=1e-5)
-    unprompted = await bare.embed([question, fact])
-    assert float(as_query[0] @ unprompted[0]) < 0.99
-    assert float(as_document[0] @ unprompted[1]) < 0.99
+    # One text per call: the int8 copy quantises a batch's activations together, so a
+    # padded neighbour would change the vector a little.
+    query_by_hand = await bare.embed([EMBEDDINGGEMMA.query + question])
+    document_by_hand = await bare.embed([EMBEDDINGGEMMA.document + fact])
+    np.testing.assert_allclose(as_query, query_by_hand, atol=1e-5)
+    np.testing.assert_allclose(as_document, document_by_hand, atol=1e-5)
+    assert float(as_query[0] @ (await bare.embed([question]))[0]) < 0.99
+    assert float(as_document[0] @ (await bare.embed([fact]))[0]) < 0.99
     await prompted.aclose()
     await bare.aclose()
 
