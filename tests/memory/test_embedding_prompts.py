@@ -14,6 +14,7 @@ from memory.embedding import (
     EmbeddingBatcher,
     FastEmbedEmbedder,
     HashingEmbedder,
+    OllamaEmbedder,
     Prompts,
     TextKind,
     Vectors,
@@ -27,6 +28,7 @@ from memory.store import Store
 from tests.conftest import EMBEDDINGGEMMA as GEMMA_NAME
 from tests.conftest import embeddinggemma_directory
 from tests.memory.write.helpers import ALICE, extracted, make_writer, say
+from tests.servers.ollama_server import OllamaServer
 
 
 class KindRecorder:
@@ -147,3 +149,19 @@ async def test_the_batcher_keeps_each_kind_to_its_own_call_and_cache() -> None:
         assert len(inner.calls) == 2
     finally:
         await batcher.aclose()
+
+
+async def test_ollama_is_sent_the_prompted_texts() -> None:
+    with OllamaServer(models=("embeddinggemma:300m", "all-minilm")) as ollama:
+        gemma = OllamaEmbedder("embeddinggemma:300m", host=ollama.base_url)
+        await gemma.embed(["Wie heißt mein Hund?"], "query")
+        await gemma.embed(["My dog is called Max"])
+        minilm = OllamaEmbedder("all-minilm", host=ollama.base_url)
+        await minilm.embed(["Wie heißt mein Hund?"], "query")
+        await gemma.aclose()
+        await minilm.aclose()
+    assert [request["input"] for request in ollama.requests] == [
+        ["task: search result | query: Wie heißt mein Hund?"],
+        ["title: none | text: My dog is called Max"],
+        ["Wie heißt mein Hund?"],
+    ]
