@@ -78,7 +78,7 @@ def has_scope_cache() -> bool:
 
 async def open_index(folder: Path, scope_cache: bool) -> LanceFactIndex:
     if has_scope_cache() and not scope_cache:
-        opened: LanceFactIndex = await LanceFactIndex.open(  # type: ignore[call-arg]
+        opened: LanceFactIndex = await LanceFactIndex.open(
             folder, dimension=DIMENSION, scope_cache_rows=0
         )
         return opened

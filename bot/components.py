@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 
 def build_embedder(settings: EmbeddingSettings) -> Embedder:
     if settings.backend == "ollama":
-        return OllamaEmbedder(settings.model, host=settings.ollama_url)
+        return OllamaEmbedder(settings.model, host=settings.ollama_url, prompts=settings.prompts())
     return FastEmbedEmbedder(
         settings.model,
         model_path=settings.model_path,
@@ -31,6 +31,7 @@ def build_embedder(settings: EmbeddingSettings) -> Embedder:
         dimension=settings.dimension,
         pooling=settings.pooling,
         threads=settings.threads or None,
+        prompts=settings.prompts(),
     )
 
 

@@ -24,6 +24,8 @@ from pydantic import (
 )
 from sqlalchemy import URL, make_url
 
+from memory.calibration.known import calibrated_threshold
+from memory.embedding.prompts import Prompts, default_prompts
 from memory.llm import TokenBudgets
 from memory.scope import ScopeMode
 from memory.store.database import sqlite_url
@@ -112,6 +114,20 @@ class EmbeddingSettings(Section):
     parallel_calls: int = Field(2, ge=1, description="model calls at once for reply texts")
     cache_dir: Path | None = None
     ollama_url: str = "http://127.0.0.1:11434"
+    # Unset: the model's own prompts if Mnemo knows it (EmbeddingGemma, e5), else none.
+    query_prompt: str | None = Field(None, description="put before a message that seeks facts")
+    document_prompt: str | None = Field(None, description="put before a fact as it is stored")
+    similarity_prompt: str | None = Field(None, description="put before a compared sentence")
+
+    def prompts(self) -> Prompts:
+        known = default_prompts(self.model)
+        return Prompts(
+            query=known.query if self.query_prompt is None else self.query_prompt,
+            document=known.document if self.document_prompt is None else self.document_prompt,
+            similarity=known.similarity
+            if self.similarity_prompt is None
+            else self.similarity_prompt,
+        )
 
 
 class MemorySettings(Section):
@@ -275,6 +291,22 @@ class Config(Section):
     discord: DiscordSettings = DiscordSettings()
     scheduler: SchedulerSettings = SchedulerSettings()
     logging: LoggingSettings = LoggingSettings()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _threshold_of_the_model(cls, data: Any) -> Any:
+        """Unset, memory.candidate_threshold is the one calibrate measured for the
+        configured embedding model (all-MiniLM-L6-v2's for a model it has not measured)."""
+        if not isinstance(data, dict):
+            return data
+        memory, embedding = data.get("memory", {}), data.get("embedding", {})
+        if not isinstance(memory, dict) or "candidate_threshold" in memory:
+            return data
+        model = embedding.get("model") if isinstance(embedding, dict) else None
+        known = calibrated_threshold(model) if isinstance(model, str) else None
+        if known is None:
+            return data
+        return {**data, "memory": {**memory, "candidate_threshold": known}}
 
 
 def describe_errors(error: ValidationError) -> str:

@@ -14,7 +14,7 @@ restored meanwhile keeps the row the undo wrote.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from memory.embedding.base import Embedder, Vectors
@@ -43,7 +43,7 @@ async def index_facts(
     if not facts:
         return
     if vectors is None:
-        vectors = await embedder.embed([fact.text for fact in facts])
+        vectors = await embedder.embed([fact.text for fact in facts], "document")
     await index.upsert(to_indexed(facts, vectors, embedder.model_name))
 
 
@@ -68,8 +68,10 @@ async def reconcile(
     *,
     dry_run: bool = False,
     batch_size: int = 256,
+    on_progress: Callable[[int, int], None] = lambda done, total: None,
 ) -> ReconcileReport:
-    """Make the index hold exactly the active facts of SQLite, embedded by ``embedder``."""
+    """Make the index hold exactly the active facts of SQLite, embedded by ``embedder``;
+    ``on_progress(done, total)`` after each batch of facts embedded."""
     async with store.read() as transaction:
         active = {fact.id: fact for fact in await transaction.facts.admin_active_facts()}
     indexed = await index.indexed_models()
@@ -84,7 +86,8 @@ async def reconcile(
     if dry_run:
         return report
     if not report.in_step:
-        await _repair(store, index, embedder, stale, missing + outdated, batch_size, report)
+        to_embed = missing + outdated
+        await _repair(store, index, embedder, stale, to_embed, batch_size, report, on_progress)
     async with store.database.writing(Priority.BACKGROUND):
         await index.optimize()
     return report
@@ -98,6 +101,7 @@ async def _repair(
     to_embed: list[Fact],
     batch_size: int,
     report: ReconcileReport,
+    on_progress: Callable[[int, int], None],
 ) -> None:
     log.info(
         "reconcile: %d missing, %d stale, %d to re-embed",
@@ -108,8 +112,9 @@ async def _repair(
     await _delete_still_stale(store, index, stale)
     for start in range(0, len(to_embed), batch_size):
         batch = to_embed[start : start + batch_size]
-        vectors = await embedder.embed([fact.text for fact in batch])
+        vectors = await embedder.embed([fact.text for fact in batch], "document")
         await _write_still_active(store, index, to_indexed(batch, vectors, embedder.model_name))
+        on_progress(start + len(batch), len(to_embed))
 
 
 async def _delete_still_stale(store: Store, index: VectorIndex, stale: list[int]) -> None:

@@ -22,6 +22,17 @@ from tests.servers.synapse import SynapseServer, synapse_python
 REPOSITORY_ROOT = Path(__file__).resolve().parent.parent
 LOCAL_MODEL_DIRECTORY = REPOSITORY_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+EMBEDDINGGEMMA = "google/embeddinggemma-300m"
+
+
+def embeddinggemma_directory() -> Path | None:
+    """The EmbeddingGemma folder ../shared/models/embeddinggemma/setup.sh built (the int8
+    copy first, as it loads faster), or None if it was not built on this machine."""
+    cache = Path(os.environ.get("MNEMO_DEV_MODELS_CACHE", Path.home() / ".cache/mnemo-dev-models"))
+    for name in ("embeddinggemma-300m-onnx-int8", "embeddinggemma-300m-onnx"):
+        if (cache / name / ".complete").is_file():
+            return cache / name
+    return None
 
 
 def real_embedder() -> FastEmbedEmbedder:

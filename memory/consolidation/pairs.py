@@ -63,7 +63,7 @@ async def nearest_ids(
     # In chunks: a first run over a big scope must not embed everything in one call.
     for start in range(0, len(changed), EMBED_CHUNK):
         chunk = changed[start : start + EMBED_CHUNK]
-        vectors = await embedder.embed([fact.text for fact in chunk])
+        vectors = await embedder.embed([fact.text for fact in chunk], "document")
         for fact, vector in zip(chunk, vectors, strict=True):
             # One extra result, because the fact usually finds itself first.
             hits = await index.search(scope, vector, limit=neighbours + 1, min_similarity=threshold)

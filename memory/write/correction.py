@@ -76,7 +76,7 @@ async def with_taught(
     """Each subject with the taught facts among its candidates (by their real similarity)."""
     if not taught or not subjects:
         return list(subjects)
-    vectors = await parts.embedder.embed([fact.text for fact in taught])
+    vectors = await parts.embedder.embed([fact.text for fact in taught], "document")
     widened = []
     for subject in subjects:
         present = {candidate.fact.id for candidate in subject.candidates}

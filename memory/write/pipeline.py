@@ -215,7 +215,7 @@ async def gather_subjects(
 ) -> list[Subject]:
     if not facts:
         return []
-    vectors = await parts.embedder.embed([fact.text for fact in facts])
+    vectors = await parts.embedder.embed([fact.text for fact in facts], "document")
     candidates = await find_candidates(
         parts.store,
         parts.index,
