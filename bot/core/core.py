@@ -309,7 +309,9 @@ class ConversationCore:
             quoted=unseen_quotes(message.quoted, turns),
         )
         try:
-            reply = await self._replier.reply(context, forced_query=forced_query)
+            reply = await self._replier.reply(
+                context, forced_query=forced_query, stream=message.stream
+            )
         except LanguageModelError as error:
             log.error("could not answer %s in %s: %s", message.user_key, scope.room, error)
             return Composed(APOLOGY, None)
