@@ -45,7 +45,9 @@ class BrokenStream:
 
 
 Answer = str | AssistantTurn
-Step = Answer | BaseException | BrokenStream | Callable[[Sequence[ChatMessage]], Answer]
+Step = (
+    Answer | BaseException | BrokenStream | Callable[[Sequence[ChatMessage]], Answer | BrokenStream]
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,11 +124,11 @@ class ScriptedLanguageModel:
         if tools and not self.supports_tools:
             raise ToolsNotSupported(f"{self.name} does not support tools")
         step = self._step()
-        if isinstance(step, BrokenStream | AnswerCut):
+        answer = step if isinstance(step, AnswerCut) else self._computed(step, messages)
+        if isinstance(answer, BrokenStream | AnswerCut):
             # What was written before the break (or the budget) was streamed all the same.
-            await hand_on(step.text, on_text)
-            raise step if isinstance(step, AnswerCut) else step.error
-        answer = self._computed(step, messages)
+            await hand_on(answer.text, on_text)
+            raise answer if isinstance(answer, AnswerCut) else answer.error
         await hand_on(answer.text if isinstance(answer, AssistantTurn) else answer, on_text)
         if isinstance(answer, AssistantTurn):
             return answer
@@ -134,10 +136,10 @@ class ScriptedLanguageModel:
         return AssistantTurn(written.rest, written.calls)
 
     def _answer(self, messages: Sequence[ChatMessage]) -> Answer:
-        step = self._step()
-        if isinstance(step, BrokenStream):
+        answer = self._computed(self._step(), messages)
+        if isinstance(answer, BrokenStream):
             raise AssertionError(f"call {len(self.calls)} does not stream, but was scripted one")
-        return self._computed(step, messages)
+        return answer
 
     def _step(self) -> Step:
         if self.steps:
@@ -147,10 +149,7 @@ class ScriptedLanguageModel:
         raise AssertionError(f"scripted LLM has no answer left for call {len(self.calls)}")
 
     @staticmethod
-    def _computed(
-        step: Answer | BaseException | Callable[[Sequence[ChatMessage]], Answer],
-        messages: Sequence[ChatMessage],
-    ) -> Answer:
+    def _computed(step: Step, messages: Sequence[ChatMessage]) -> Answer | BrokenStream:
         if isinstance(step, BaseException):
             raise step
         if callable(step):

@@ -216,8 +216,16 @@ def shown_while_streaming(text: str, tool_names: Collection[str]) -> str:
     text up to the first bracket or tag still open (a call being written, perhaps), less a
     last word that may still grow into a call's wrapper (``functools``, a tool's name) and
     a code fence opened at the very end."""
-    settled = text[: first_open(text)]
-    if settled and not settled[-1].isspace():
-        settled = settled[: max(settled.rfind(" "), settled.rfind("\n")) + 1]
+    # The last word goes before brackets are counted (without it, a call whose brackets
+    # closed would be open again), and again after: it may touch the bracket.
+    settled = whole_words(text)
+    settled = whole_words(settled[: first_open(settled)])
     settled = FENCE_OPENER_AT_END.sub("", settled)
     return without_calls(settled, tool_names)
+
+
+def whole_words(text: str) -> str:
+    """``text`` without a last word that nothing (no space, no line break) ends yet."""
+    if not text or text[-1].isspace():
+        return text
+    return text[: max(text.rfind(" "), text.rfind("\n")) + 1]

@@ -21,6 +21,7 @@ from memory.llm import (
 from memory.llm.ollama_backend import OllamaLanguageModel
 from memory.llm.openai_backend import OpenAILanguageModel
 from memory.llm.scripted import BrokenStream
+from memory.llm.text_tool_calls import shown_while_streaming
 from tests.servers.ollama_server import Cut, OllamaServer, ToolCalls
 from tests.servers.openai_server import Broken, OpenAICompatibleServer
 
@@ -190,3 +191,33 @@ async def test_scripted_stream_hands_on_text_and_breaks_as_scripted() -> None:
     with pytest.raises(LanguageModelUnavailable):
         await model.stream(MESSAGES, broken)
     assert broken.text == "Half an"
+
+
+CALL = '{"name": "web_search", "arguments": {"queries": ["a } b", "weather in Paris"]}}'
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        CALL,
+        f"Let me look. <tool_call>\n{CALL}\n</tool_call>",
+        f"```json\n{CALL}\n```",
+        f"[TOOL_CALLS] [{CALL}]",
+        f"<|python_tag|>{CALL}",
+        f"functools[{CALL}]",
+        'web_search(queries=["weather in Paris"])',
+        '[web_search(queries=["weather in Paris"])]',
+        '{"function": {"name": "web_search", "arguments": "{\\"queries\\": [\\"x\\"]}"}}',
+    ],
+)
+def test_no_beginning_of_a_call_written_as_text_is_ever_shown(written: str) -> None:
+    for end in range(len(written) + 1):
+        shown = shown_while_streaming(written[:end], ["web_search"])
+        assert shown in ("", "Let", "Let me", "Let me look."), (written[:end], shown)
+
+
+def test_prose_streams_word_by_word() -> None:
+    prose = "It is 8 °C (cloudy) in Paris [1], so take a coat :( and see <https://x.org> now."
+    shown = [shown_while_streaming(prose[:end], ["web_search"]) for end in range(len(prose))]
+    assert shown[-1] == prose[: prose.rindex(" ")]
+    assert len(set(shown)) > 12
