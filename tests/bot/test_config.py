@@ -105,3 +105,27 @@ def test_environment_strings_are_not_split_for_plain_settings(tmp_path: Path) ->
     # A comma in a plain string setting (a model tag, a URL) stays as it is.
     config = load_config(write(tmp_path, ""), environ={"MNEMO_LLM__MODEL": "a,b"})
     assert config.llm.model == "a,b"
+
+
+@pytest.mark.parametrize(
+    ("toml", "environ", "platforms"),
+    [
+        ("", {}, ("console", "discord", "matrix")),
+        ("[chat]\nstream_replies = false\n", {}, ()),
+        ("[chat]\nstream_replies = true\n", {}, ("console", "discord", "matrix")),
+        ('[chat]\nstream_replies = ["matrix"]\n', {}, ("matrix",)),
+        ("", {"MNEMO_CHAT__STREAM_REPLIES": "false"}, ()),
+        ("", {"MNEMO_CHAT__STREAM_REPLIES": "console,discord"}, ("console", "discord")),
+    ],
+)
+def test_stream_replies_all_none_or_per_platform(
+    tmp_path: Path, toml: str, environ: dict[str, str], platforms: tuple[str, ...]
+) -> None:
+    config = load_config(write(tmp_path, toml), environ=environ)
+    assert config.chat.stream_replies == platforms
+    assert config.chat.streams_on("matrix") is ("matrix" in platforms)
+
+
+def test_stream_replies_names_a_wrong_platform(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^chat\.stream_replies\.0:.*'irc'"):
+        load_config(write(tmp_path, '[chat]\nstream_replies = ["irc"]\n'), environ={})
