@@ -84,11 +84,7 @@ class ConsoleSession:
             message = replace(message, stream=answer)
         replies = await self._handler.handle(message)
         for number, reply in enumerate(replies):
-            if number == 0 and answer.started:
-                await answer.finish(reply.text)
-                await self._show(reply, text_shown=True)
-            else:
-                await self._show(reply)
+            await self._show(reply, text_shown=number == 0 and await answer.finish(reply.text))
         return replies
 
     def message(self, text: str) -> IncomingMessage:

@@ -44,8 +44,11 @@ class PacedAnswer:
             self._task = asyncio.create_task(self._update())
 
     async def finish(self, text: str) -> bool:
-        """Show ``text``, the whole answer, after the updates before it; whether it is shown
-        (not when the platform refused an update: then the caller sends it another way)."""
+        """Show ``text``, the whole answer, after the updates before it; whether it is shown.
+        Not when nothing was streamed, nor when the platform refused an update: the caller
+        then sends the answer the way it sends one that was not streamed."""
+        if not self.started:
+            return False
         self._latest = text
         if self._task is not None:
             await self._task
