@@ -25,7 +25,6 @@ from adapters.discord.errors import (
 )
 from adapters.discord.handler import MessageHandler
 from adapters.discord.ports import ConversationCore
-from adapters.discord.streaming import EDIT_INTERVAL_SECONDS
 from bot.messages import CatchUpBounds
 
 logger = logging.getLogger(__name__)
@@ -52,7 +51,7 @@ class MnemoDiscordClient(discord.Client):
         guild_ready_timeout: float = 2.0,
         autocomplete_budget_seconds: float = AUTOCOMPLETE_BUDGET_SECONDS,
         catch_up: CatchUpBounds | None = None,
-        stream_interval: float | None = EDIT_INTERVAL_SECONDS,
+        stream_interval: float | None = None,
         **client_options: Any,
     ) -> None:
         # guild_ready_timeout: how long discord.py waits for servers after READY before

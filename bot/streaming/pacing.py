@@ -1,9 +1,10 @@
 """An answer shown as it grows: the first text at once, then at most one update an interval.
 
 Texts that arrive while an update waits or runs are joined: only the latest is shown. An
-update starts only after the one before it ended, so a platform that slows down (a 429 whose
-retry-after its client sleeps) slows the updates instead of piling them up. ``finish``
-shows the whole answer last, in the same order and at the same pace.
+update starts an interval after the one before it ended, so updates reach the platform at
+least an interval apart however long each takes, and a platform that slows down (a 429
+whose retry-after its client sleeps) slows the updates instead of piling them up.
+``finish`` shows the whole answer last, in the same order and at the same pace.
 """
 
 from __future__ import annotations
@@ -62,7 +63,6 @@ class PacedAnswer:
             if wait > 0:
                 await asyncio.sleep(wait)
             text = self._latest
-            self._next_at = self._clock() + self._interval
             try:
                 await self._display.show(text)
             except Exception:
@@ -71,3 +71,4 @@ class PacedAnswer:
                 self._failed = True
                 return
             self._shown = text
+            self._next_at = self._clock() + self._interval

@@ -131,7 +131,7 @@ async def running(
     *,
     autocomplete_budget_seconds: float = 2.5,
     catch_up: CatchUpBounds | None = None,
-    stream_interval: float | None = 1.0,
+    stream_interval: float | None = None,
 ) -> AsyncIterator[MnemoDiscordClient]:
     """Mnemo's client logged in and connected to the fake Discord (which must be started)."""
     connected = MnemoDiscordClient(
