@@ -62,6 +62,11 @@ class RecordedCall:
         """All message contents joined, for "the prompt contains ..." assertions."""
         return "\n".join(message.content for message in self.messages)
 
+    @property
+    def system_text(self) -> str:
+        """The system messages' contents joined (a reply's instructions and its notes)."""
+        return "\n".join(m.content for m in self.messages if m.role == "system")
+
 
 @dataclass
 class ScriptedLanguageModel:

@@ -156,6 +156,6 @@ async def test_a_reply_chain_is_context_of_the_answer(
     async with running(mnemo.app.core, AccessPolicy(), stream_interval=None):
         await say(fake_discord, mnemo, to_bot(ALICE, "what do you think?", replying_to=idea))
 
-    system = reply_calls(mnemo.llm)[-1].messages[0].content
+    system = reply_calls(mnemo.llm)[-1].system_text
     assert "The message replies to these earlier messages" in system
     assert "- Bob (" in system and "we could picnic by the lake" in system
