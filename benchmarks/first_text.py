@@ -3,7 +3,10 @@ first text of an answer shows, idle and with other people's messages queued for 
 how much of each reply's prompt the server reads again in a ten-turn DM.
 
     .venv/bin/python -m benchmarks.first_text [--base /work/wt/base0e8] [--size 0.5b]
-        [--idle 10] [--queued 6]
+        [--idle 10] [--queued 6] [--base-url URL] [--saved BASE.json NEW.json]
+
+``MNEMO_TEST_LLAMA_FLAGS="-t 1"`` starts the server with one thread (several times faster
+on busy cores); ``--saved`` prints the tables from two children's saved JSON lines.
 
 One llama-server (``../shared/llm/serve.sh``, one slot, the 0.5B or 1.5B model) serves the
 code under test and ``--base`` (a worktree of an older commit, e.g. ``git worktree add
@@ -119,7 +122,13 @@ def main() -> None:
     parser.add_argument("--base-url", help="a running llama-server (default: start one)")
     parser.add_argument("--idle", type=int, default=10)
     parser.add_argument("--queued", type=int, default=6)
+    parser.add_argument("--saved", type=Path, nargs=2, metavar=("BASE", "NEW"))
     arguments = parser.parse_args()
+    if arguments.saved is not None:
+        saved = [json.loads(path.read_text().splitlines()[-1]) for path in arguments.saved]
+        print_first_text({"base": saved[0], "new": saved[1]})
+        print_reread({"base": saved[0], "new": saved[1]})
+        return
     if not (arguments.base / "bot").is_dir():
         raise SystemExit(f"{arguments.base} is not a Mnemo worktree: git worktree add it")
     sys.path.insert(0, str(REPOSITORY))
