@@ -183,6 +183,10 @@ class LLMSettings(Section):
         )
 
 
+StreamingPlatform = Literal["console", "discord", "matrix"]
+STREAMING_PLATFORMS: tuple[StreamingPlatform, ...] = ("console", "discord", "matrix")
+
+
 class ChatSettings(Section):
     bot_name: str = "Mnemo"
     command_prefix: str = Field("!", min_length=1, max_length=3)
@@ -198,6 +202,27 @@ class ChatSettings(Section):
     catch_up_messages: int = Field(
         50, ge=0, le=1000, description="after a restart, learn from at most this many per room"
     )
+    stream_replies: tuple[StreamingPlatform, ...] = Field(
+        STREAMING_PLATFORMS,
+        description="the platforms where answers show as the model writes them (true: all, "
+        "false: none); elsewhere an answer comes whole when it is written",
+    )
+
+    @field_validator("stream_replies", mode="before")
+    @classmethod
+    def _all_or_none(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = split_list_value(value)
+        # MNEMO_CHAT__STREAM_REPLIES=false arrives as a list of one word.
+        if isinstance(value, tuple | list) and len(value) == 1:
+            word = str(value[0]).strip().lower()
+            value = {"true": True, "false": False}.get(word, value)
+        if isinstance(value, bool):
+            return STREAMING_PLATFORMS if value else ()
+        return value
+
+    def streams_on(self, platform: StreamingPlatform) -> bool:
+        return platform in self.stream_replies
 
 
 class SearchSettings(Section):

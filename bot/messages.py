@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 
+from bot.streaming.base import AnswerStream
 from memory.scope import Scope, ScopeMode, direct_room_key
 from memory.text import valid_text
 
@@ -42,6 +43,9 @@ class IncomingMessage:
     Discord private thread), None for the whole room; ``shared_since`` is when the history every
     current member can read begins (Matrix history visibility "joined" or "invited"), None when
     they can read all of it. ``quoted`` are the messages it replies to, nearest first.
+
+    ``stream``, when the adapter gives one, is where the answer is shown as it is written;
+    the answer the core returns then finishes what the stream showed.
     """
 
     platform: str
@@ -59,6 +63,7 @@ class IncomingMessage:
     audience: str | None = None
     shared_since: datetime | None = None
     quoted: tuple[QuotedMessage, ...] = ()
+    stream: AnswerStream | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # Where every message enters the core: made valid once, for every layer below.

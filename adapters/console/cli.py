@@ -1,10 +1,18 @@
-"""``mnemo chat [--user NAME] [--room NAME]``: talk to the bot in a terminal."""
+"""``mnemo chat [--user NAME] [--room NAME]``: talk to the bot in a terminal.
+
+The terminal holds the conversation alone: the log goes to ``chat.log`` in the data folder,
+and only its warnings and errors are shown on the terminal too.
+"""
 
 from __future__ import annotations
 
 import argparse
 import io
+import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TextIO
 
 from adapters.console.session import ConsoleIdentity, ConsoleSession, stdin_reader
@@ -14,6 +22,7 @@ from bot.data_folder import DataAccess
 from memory.scope import DIRECT_ROOM_ID
 
 PROMPT = "you> "
+LOG_NAME = "chat.log"
 
 
 def console_name(value: str) -> str:
@@ -45,6 +54,27 @@ def tolerate_bad_encoding(*streams: TextIO) -> None:
             stream.reconfigure(errors="replace")
 
 
+@contextmanager
+def log_to_file(path: Path) -> Iterator[None]:
+    """The log's lines go to ``path``; the terminal keeps only warnings and errors."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    root = logging.getLogger()
+    terminal = [handler for handler in root.handlers if type(handler) is logging.StreamHandler]
+    levels = [handler.level for handler in terminal]
+    for handler in terminal:
+        handler.setLevel(max(logging.WARNING, root.level))
+    to_file = logging.FileHandler(path, encoding="utf-8")
+    to_file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(to_file)
+    try:
+        yield
+    finally:
+        root.removeHandler(to_file)
+        to_file.close()
+        for handler, level in zip(terminal, levels, strict=True):
+            handler.setLevel(level)
+
+
 class ChatCommand:
     def data_access(self, arguments: argparse.Namespace) -> DataAccess:
         return DataAccess.WRITE
@@ -66,6 +96,10 @@ class ChatCommand:
 
     async def run(self, arguments: argparse.Namespace, config: Config) -> int:
         tolerate_bad_encoding(sys.stdin, sys.stdout)
+        with log_to_file(config.storage.data_dir / LOG_NAME):
+            return await self._chat(arguments, config)
+
+    async def _chat(self, arguments: argparse.Namespace, config: Config) -> int:
         application = await build_application(config)
         identity = ConsoleIdentity(arguments.user, arguments.room)
         session = ConsoleSession(
@@ -75,11 +109,13 @@ class ChatCommand:
             output=sys.stdout,
             export_directory=config.storage.data_dir / "exports",
             bot_name=config.chat.bot_name,
+            stream=config.chat.streams_on("console"),
         )
         where = f"room {arguments.room}" if arguments.room else "a direct chat"
+        log = config.storage.data_dir / LOG_NAME
         print(
             f"{config.chat.bot_name} here: you are {identity.user} in {where}. "
-            f"Try /memory help; /quit or Ctrl-D ends.",
+            f"Try /memory help; /quit or Ctrl-D ends. (The log: {log})",
             flush=True,
         )
         try:

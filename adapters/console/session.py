@@ -2,7 +2,8 @@
 
 Everything typed is addressed to the bot (as in a DM, or a mention in a room). Without a
 room the session is a DM (room key ``console:dm``); ``--room NAME`` makes it group room
-``console:NAME``, so room-scoped memory can be tried from a terminal.
+``console:NAME``, so room-scoped memory can be tried from a terminal. With ``stream`` an
+answer is printed word by word as the model writes it.
 """
 
 from __future__ import annotations
@@ -10,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol, TextIO
 
+from adapters.console.streaming import TerminalDisplay
 from bot.messages import Attachment, IncomingMessage, OutgoingMessage
+from bot.streaming import PacedAnswer
 from memory.scope import direct_room_key
 
 PLATFORM = "console"
@@ -52,6 +55,7 @@ class ConsoleSession:
         output: TextIO,
         export_directory: Path,
         bot_name: str = "Mnemo",
+        stream: bool = True,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._handler = handler
@@ -60,6 +64,7 @@ class ConsoleSession:
         self._output = output
         self._export_directory = export_directory
         self._bot_name = bot_name
+        self._stream = stream
         self._clock = clock
 
     async def run(self) -> None:
@@ -72,9 +77,14 @@ class ConsoleSession:
                 await self.send(text)
 
     async def send(self, text: str) -> list[OutgoingMessage]:
-        replies = await self._handler.handle(self.message(text))
-        for reply in replies:
-            await self._show(reply)
+        message = self.message(text)
+        # No pause between words: a terminal takes them as fast as they come.
+        answer = PacedAnswer(TerminalDisplay(self._output, self._bot_name), 0.0)
+        if self._stream:
+            message = replace(message, stream=answer)
+        replies = await self._handler.handle(message)
+        for number, reply in enumerate(replies):
+            await self._show(reply, text_shown=number == 0 and await answer.finish(reply.text))
         return replies
 
     def message(self, text: str) -> IncomingMessage:
@@ -92,8 +102,9 @@ class ConsoleSession:
             message_id=f"console-{uuid.uuid4().hex}",
         )
 
-    async def _show(self, reply: OutgoingMessage) -> None:
-        lines = [f"{self._bot_name}> {reply.text}"]
+    async def _show(self, reply: OutgoingMessage, *, text_shown: bool = False) -> None:
+        """Print ``reply``; with ``text_shown`` its text is on the screen already."""
+        lines = [""] if text_shown else [f"{self._bot_name}> {reply.text}"]
         for attachment in reply.attachments:
             path = await asyncio.to_thread(save_attachment, attachment, self._export_directory)
             lines.append(f"(saved {path})")

@@ -12,6 +12,7 @@ from rich.console import Console
 from adapters.discord.access import AccessPolicy
 from adapters.discord.client import Shards, build_client, check_token, run_client
 from adapters.discord.errors import DiscordSetupError
+from adapters.discord.streaming import EDIT_INTERVAL_SECONDS
 from bot.app import Application, build_application
 from bot.config import Config
 from bot.data_folder import DataAccess
@@ -85,7 +86,10 @@ class DiscordCommand:
         try:
             await application.start()
             bounds = CatchUpBounds(config.chat.catch_up_hours, config.chat.catch_up_messages)
-            client = build_client(application.core, policy, shards, catch_up=bounds)
+            interval = EDIT_INTERVAL_SECONDS if config.chat.streams_on("discord") else None
+            client = build_client(
+                application.core, policy, shards, catch_up=bounds, stream_interval=interval
+            )
             await run_client(client, token)
         except DiscordSetupError as error:
             errors.print(f"[red]Discord error:[/red] {error}", markup=True, highlight=False)

@@ -51,11 +51,13 @@ class MnemoDiscordClient(discord.Client):
         guild_ready_timeout: float = 2.0,
         autocomplete_budget_seconds: float = AUTOCOMPLETE_BUDGET_SECONDS,
         catch_up: CatchUpBounds | None = None,
+        stream_interval: float | None = None,
         **client_options: Any,
     ) -> None:
         # guild_ready_timeout: how long discord.py waits for servers after READY before
-        # on_ready; tests against a local fake gateway shorten it. client_options: the
-        # sharded client's shard_ids and shard_count.
+        # on_ready; tests against a local fake gateway shorten it. stream_interval: the
+        # least time between edits of a streamed answer (None: answers come whole).
+        # client_options: the sharded client's shard_ids and shard_count.
         super().__init__(
             intents=build_intents(),
             allowed_mentions=discord.AllowedMentions.none(),
@@ -63,8 +65,13 @@ class MnemoDiscordClient(discord.Client):
             **client_options,
         )
         self.tree = MnemoCommandTree(self, policy)
-        add_commands(self.tree, core, autocomplete_budget_seconds=autocomplete_budget_seconds)
-        self.handler = MessageHandler(core, policy, self._own_id, catch_up)
+        add_commands(
+            self.tree,
+            core,
+            autocomplete_budget_seconds=autocomplete_budget_seconds,
+            stream_interval=stream_interval,
+        )
+        self.handler = MessageHandler(core, policy, self._own_id, catch_up, stream_interval)
 
     def _own_id(self) -> int | None:
         return None if self.user is None else self.user.id

@@ -3,7 +3,8 @@
 Each callback turns its options into the text command the core understands
 (``/memory forget 3``), so the commands' meaning lives in one place (``bot``), whatever
 platform they come from. Every callback defers at once: the core may embed, search or ask
-the LLM, and Discord drops an interaction that is not answered within 3 seconds.
+the LLM, and Discord drops an interaction that is not answered within 3 seconds. A public
+command's answer (``/search``) is streamed into its follow-up as the model writes it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from adapters.discord.access import AccessPolicy
 from adapters.discord.delivery import respond_to_interaction
 from adapters.discord.normalise import incoming_from_interaction, place_of_interaction, role_ids
 from adapters.discord.ports import ConversationCore
+from adapters.discord.streaming import DiscordParts, following_up
 from bot.messages import OutgoingMessage
+from bot.streaming import PacedAnswer
 
 logger = logging.getLogger(__name__)
 
@@ -56,20 +59,27 @@ def in_discord_terms(text: str) -> str:
 
 
 class CommandRunner:
-    """Runs one slash command through the core and answers it."""
+    """Runs one slash command through the core and answers it; ``stream_interval`` as for
+    :class:`~adapters.discord.handler.MessageHandler`."""
 
     def __init__(
         self,
         core: ConversationCore,
         *,
         autocomplete_budget_seconds: float = AUTOCOMPLETE_BUDGET_SECONDS,
+        stream_interval: float | None = None,
     ) -> None:
         self._core = core
         self._autocomplete_budget = autocomplete_budget_seconds
+        self._stream_interval = stream_interval
 
     async def run(self, interaction: discord.Interaction, text: str, *, ephemeral: bool) -> None:
         await interaction.response.defer(ephemeral=ephemeral, thinking=True)
         message = incoming_from_interaction(interaction, text)
+        answer = None
+        if self._stream_interval is not None and not ephemeral:
+            answer = PacedAnswer(DiscordParts(following_up(interaction)), self._stream_interval)
+            message = replace(message, stream=answer)
         try:
             replies = await self._core.handle(message)
         except Exception:
@@ -78,6 +88,12 @@ class CommandRunner:
             logger.exception("the core failed on %r from %s", text, message.user_key)
             replies = [OutgoingMessage(FAILURE_TEXT, message.room_key, private=True)]
         replies = [replace(reply, text=in_discord_terms(reply.text)) for reply in replies]
+        public = bool(replies) and not replies[0].private
+        if answer is not None and public and await answer.finish(replies[0].text):
+            # The answer was streamed into the follow-up; anything after it goes as usual.
+            replies = replies[1:]
+            if not replies:
+                return
         await respond_to_interaction(interaction, replies, ephemeral=ephemeral)
 
     async def fact_choices(
@@ -250,7 +266,12 @@ def add_commands(
     core: ConversationCore,
     *,
     autocomplete_budget_seconds: float = AUTOCOMPLETE_BUDGET_SECONDS,
+    stream_interval: float | None = None,
 ) -> None:
-    runner = CommandRunner(core, autocomplete_budget_seconds=autocomplete_budget_seconds)
+    runner = CommandRunner(
+        core,
+        autocomplete_budget_seconds=autocomplete_budget_seconds,
+        stream_interval=stream_interval,
+    )
     tree.add_command(MemoryCommands(runner))
     tree.add_command(search_command(runner))

@@ -1,5 +1,6 @@
-"""The message handler: authorise, normalise, generate (with typing shown), deliver; and the
-same authorisation for edits and deletions, which go to the core as corrections."""
+"""The message handler: authorise, normalise, generate (with typing shown, the answer
+streamed into its message as it is written), deliver; and the same authorisation for edits
+and deletions, which go to the core as corrections."""
 
 from __future__ import annotations
 
@@ -26,7 +27,9 @@ from adapters.discord.normalise import (
 )
 from adapters.discord.ports import ConversationCore
 from adapters.discord.quotes import QuoteFetcher
+from adapters.discord.streaming import DiscordParts, replying_to
 from bot.messages import CatchUpBounds, IncomingMessage, OutgoingMessage
+from bot.streaming import PacedAnswer
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +41,9 @@ EDIT_REACTION = "✏️"
 
 
 class MessageHandler:
-    """What happens to one Discord message; ``bot_id`` reads the logged-in bot's user id."""
+    """What happens to one Discord message; ``bot_id`` reads the logged-in bot's user id.
+    ``stream_interval``: the least time between edits of a streamed answer (None: answers
+    come whole)."""
 
     def __init__(
         self,
@@ -46,8 +51,10 @@ class MessageHandler:
         policy: AccessPolicy,
         bot_id: Callable[[], int | None],
         catch_up: CatchUpBounds | None = None,
+        stream_interval: float | None = None,
     ) -> None:
         self._core = core
+        self._stream_interval = stream_interval
         self._policy = policy
         self._bot_id = bot_id
         self._quotes = QuoteFetcher()
@@ -62,8 +69,15 @@ class MessageHandler:
         bot_id = self._bot_id()
         if bot_id is not None:
             incoming = replace(incoming, quoted=await self._quotes.chain(message, bot_id))
+        answer = None
+        if self._stream_interval is not None:
+            answer = PacedAnswer(DiscordParts(replying_to(message)), self._stream_interval)
+            incoming = replace(incoming, stream=answer)
         replies = await self.generate(message, incoming)
         try:
+            if answer is not None and replies and await answer.finish(replies[0].text):
+                # The answer was streamed into its message; the rest goes as usual.
+                replies = replies[1:]
             await reply_to_message(message, replies)
         except discord.Forbidden as error:
             logger.error(

@@ -2,7 +2,8 @@
 
 Pipeline per message: accept (own, not allowed -> dropped) -> normalise to an
 :class:`IncomingMessage` (with the messages it replies to, and how much of the room's history
-everyone can read) -> the core answers under a typing notice -> deliver as Matrix replies.
+everyone can read) -> the core answers under a typing notice (streamed into one growing
+message when ``stream_interval`` is set) -> deliver as Matrix replies.
 An edit (``m.replace``) and a redaction go to the core as corrections, never answered (an
 applied edit gets a reaction); someone leaving a room takes their turns there with them.
 Events of one room are handled in order, so a fact told before a question is known when the
@@ -55,6 +56,7 @@ from adapters.matrix.normalise import (
 )
 from adapters.matrix.quotes import QuoteFetcher
 from adapters.matrix.relations import relations_of
+from adapters.matrix.streaming import MatrixParts
 from adapters.matrix.typing_notice import typing_notice
 from bot.messages import (
     CatchUpBounds,
@@ -63,6 +65,7 @@ from bot.messages import (
     MessageEdit,
     OutgoingMessage,
 )
+from bot.streaming import PacedAnswer
 
 logger = logging.getLogger(__name__)
 
@@ -103,7 +106,10 @@ class MatrixAdapter:
         max_message_chars: int,
         display_name: str | None = None,
         catch_up: CatchUpBounds | None = None,
+        stream_interval: float | None = None,
     ) -> None:
+        # stream_interval: the least time between edits of a streamed answer (None: whole).
+        self._stream_interval = stream_interval
         self._client = client
         self._core = core
         self._allowed_users = allowed_users
@@ -281,7 +287,8 @@ class MatrixAdapter:
             room, event, is_direct=sent_in_dm and self._in_dm(room, event.sender)
         )
         quoted = await self._quotes.chain(room, relations_of(event.content), since=since)
-        message = replace(message, shared_since=since, quoted=quoted)
+        streamed = self._stream(room, event, message.thread_id)
+        message = replace(message, shared_since=since, quoted=quoted, stream=streamed)
         async with typing_notice(self._client, room.room_id):
             try:
                 answers = await self._core.handle(message)
@@ -290,6 +297,9 @@ class MatrixAdapter:
                 answers = [
                     OutgoingMessage(FAILURE_NOTICE, message.room_key, thread_id=message.thread_id)
                 ]
+        if streamed is not None and answers and await streamed.finish(answers[0].text):
+            # The answer was streamed into its message; the rest goes as usual.
+            answers = answers[1:]
         for answer in answers:
             # Answers go to the room the message came from, or privately to the person: a wrong
             # room key from the core must not carry one person's words into another room.
@@ -300,6 +310,20 @@ class MatrixAdapter:
                 await self._deliver_privately(room, event, answer)
             else:
                 await self._deliverer.deliver(room.room_id, answer, default_reply_to=event.event_id)
+
+    def _stream(
+        self, room: MatrixRoom, event: TextEvent, thread_root_id: str | None
+    ) -> PacedAnswer | None:
+        """Where the answer to ``event`` grows as it is written, if answers stream."""
+        if self._stream_interval is None:
+            return None
+        parts = MatrixParts(
+            self._deliverer,
+            room.room_id,
+            reply_to_event_id=event.event_id,
+            thread_root_id=thread_root_id,
+        )
+        return PacedAnswer(parts, self._stream_interval)
 
     async def _deliver_privately(
         self, room: MatrixRoom, event: TextEvent, answer: OutgoingMessage

@@ -12,6 +12,7 @@ from adapters.matrix.adapter import MatrixAdapter
 from adapters.matrix.errors import MatrixAdapterError, MatrixConfigError
 from adapters.matrix.session import log_in
 from adapters.matrix.settings import connection_from_settings
+from adapters.matrix.streaming import EDIT_INTERVAL_SECONDS
 from bot.app import build_application
 from bot.config import Config
 from bot.data_folder import DataAccess
@@ -59,6 +60,9 @@ class MatrixCommand:
                     display_name=config.chat.bot_name,
                     catch_up=CatchUpBounds(
                         config.chat.catch_up_hours, config.chat.catch_up_messages
+                    ),
+                    stream_interval=(
+                        EDIT_INTERVAL_SECONDS if config.chat.streams_on("matrix") else None
                     ),
                 )
                 await application.start()

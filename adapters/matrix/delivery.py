@@ -1,4 +1,5 @@
-"""Sending the core's answers into a room: split, formatted, as replies, files uploaded."""
+"""Sending the core's answers into a room: split, formatted, as replies, files uploaded; and
+the parts of a streamed answer, sent and replaced (``m.replace``) as it grows."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections import OrderedDict
 from nio import AsyncClient, RoomSendResponse, UploadResponse
 
 from adapters.matrix.formatting import MarkdownRenderer, split_message
-from adapters.matrix.outgoing import file_content, text_content
+from adapters.matrix.outgoing import edit_content, file_content, text_content
 from bot.messages import Attachment, OutgoingMessage
 
 logger = logging.getLogger(__name__)
@@ -35,11 +36,15 @@ class SentEvents:
         return event_id in self._event_ids
 
 
+class DeliveryFailed(Exception):
+    """The homeserver refused a message (the log says why)."""
+
+
 class Deliverer:
     def __init__(self, client: AsyncClient, max_message_chars: int) -> None:
         self._client = client
         self._renderer = MarkdownRenderer()
-        self._max_message_chars = max_message_chars
+        self.max_message_chars = max_message_chars
         self.sent = SentEvents()
 
     async def send_text(
@@ -53,7 +58,7 @@ class Deliverer:
     ) -> list[str]:
         """Send ``text`` in as many parts as needed; only the first part is the reply."""
         event_ids = []
-        for number, part in enumerate(split_message(text, self._max_message_chars)):
+        for number, part in enumerate(split_message(text, self.max_message_chars)):
             content = text_content(
                 part,
                 self._renderer,
@@ -65,6 +70,28 @@ class Deliverer:
             if event_id is not None:
                 event_ids.append(event_id)
         return event_ids
+
+    async def send_part(
+        self, room_id: str, text: str, *, reply_to_event_id: str | None, thread_root_id: str | None
+    ) -> str:
+        """One message of ``text`` (already cut to size); its event id."""
+        content = text_content(
+            text, self._renderer, reply_to_event_id=reply_to_event_id, thread_root_id=thread_root_id
+        )
+        return await self._sent_or_raise(room_id, content)
+
+    async def replace(self, room_id: str, event_id: str, text: str) -> None:
+        """Edit the bot's message ``event_id`` to say ``text``."""
+        await self._sent_or_raise(room_id, edit_content(event_id, text, self._renderer))
+
+    async def redact(self, room_id: str, event_id: str) -> None:
+        await self._client.room_redact(room_id, event_id)
+
+    async def _sent_or_raise(self, room_id: str, content: dict[str, object]) -> str:
+        event_id = await self._send(room_id, content)
+        if event_id is None:
+            raise DeliveryFailed(f"the homeserver refused a message in {room_id}")
+        return event_id
 
     async def deliver(
         self, room_id: str, message: OutgoingMessage, *, default_reply_to: str | None

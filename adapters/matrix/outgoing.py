@@ -1,4 +1,5 @@
-"""Event content for the bot's messages: Matrix replies, threads, formatted bodies, files."""
+"""Event content for the bot's messages: Matrix replies, threads, formatted bodies, edits,
+files."""
 
 from __future__ import annotations
 
@@ -36,6 +37,21 @@ def text_content(
         # An explicit empty m.mentions: quoting a person's words must not ping anyone.
         "m.mentions": {},
         **relation(reply_to_event_id, thread_root_id),
+    }
+
+
+def edit_content(event_id: str, text: str, renderer: MarkdownRenderer) -> dict[str, Any]:
+    """An ``m.replace`` of the bot's message ``event_id`` with ``text``: clients show the new
+    content in place of the old; ``body`` with a leading ``*`` is for those that do not."""
+    new_content = text_content(text, renderer)
+    return {
+        "msgtype": "m.text",
+        "body": f"* {text}",
+        "format": HTML_FORMAT,
+        "formatted_body": f"* {new_content['formatted_body']}",
+        "m.new_content": new_content,
+        "m.mentions": {},
+        "m.relates_to": {"rel_type": "m.replace", "event_id": event_id},
     }
 
 

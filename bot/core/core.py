@@ -39,6 +39,7 @@ from bot.core.reply_prompt import ReplyContext
 from bot.core.replying import Replier
 from bot.core.room_context import read_turns, turns_in, unseen_quotes
 from bot.core.truncation import truncate
+from bot.core.turn_window import TurnWindows, window_key
 from bot.messages import IncomingMessage, MessageDeletion, MessageEdit, OutgoingMessage
 from bot.websearch.base import WebSearchAdvisor
 from memory.errors import MemoryLayerError, StorageFullError, StoreError
@@ -156,6 +157,7 @@ class ConversationCore:
         self._corrections = Corrections(store, writer, self.pause, edit_window=settings.edit_window)
         # The index rebuild already said in the log (IndexRebuildingError.rebuild).
         self._rebuild_reported = 0
+        self._windows = TurnWindows()
 
     # -- authorise, take in, route ----------------------------------------------------------
 
@@ -309,7 +311,9 @@ class ConversationCore:
             quoted=unseen_quotes(message.quoted, turns),
         )
         try:
-            reply = await self._replier.reply(context, forced_query=forced_query)
+            reply = await self._replier.reply(
+                context, forced_query=forced_query, stream=message.stream
+            )
         except LanguageModelError as error:
             log.error("could not answer %s in %s: %s", message.user_key, scope.room, error)
             return Composed(APOLOGY, None)
@@ -338,7 +342,7 @@ class ConversationCore:
             )
 
         try:
-            recalled, turns = await self._recaller.for_message_with(scope, text, recent_turns)
+            recalled, recent = await self._recaller.for_message_with(scope, text, recent_turns)
         except IndexRebuildingError as error:
             # Every message meanwhile meets it: one line per rebuild, not one per message.
             if error.rebuild != self._rebuild_reported:
@@ -348,15 +352,23 @@ class ConversationCore:
             # A broken index must not silence the bot: answer without memories, say why.
             log.error("recall failed for %s, answering without memories: %s", scope, error)
         else:
-            return [item.fact.text for item in recalled], turns
-        turns = await read_turns(
+            return [item.fact.text for item in recalled], self._window(message, scope, recent)
+        recent = await read_turns(
             self._store,
             message,
             scope.room,
             limit=self.settings.history_turns,
             leave_out=current_turn,
         )
-        return [], turns
+        return [], self._window(message, scope, recent)
+
+    def _window(
+        self, message: IncomingMessage, scope: Scope, recent: list[ConversationTurn]
+    ) -> list[ConversationTurn]:
+        """The recent turns the prompt carries: a window that moves in steps, so that the
+        prompt's beginning stays the same for the server's cache (:mod:`.turn_window`)."""
+        key = window_key(message, scope.room)
+        return self._windows.window(key, recent, self.settings.history_turns)
 
     async def _keep_turns(
         self, message: IncomingMessage, room: str, text: str, reply: str | None

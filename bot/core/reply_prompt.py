@@ -1,6 +1,12 @@
-"""The prompt of a chat reply: system prompt, recalled facts, recent turns, the message.
+"""The prompt of a chat reply: instructions, recent turns, recalled facts, the message.
 
-Recalled facts go into the system prompt as a labelled block about the person, in the third
+In that order, so that the server can keep its prompt cache from one message to the next:
+the instructions do not change between messages (the date once a day), the conversation
+grows at its end, and what belongs to this message alone comes last. In a DM with earlier
+turns the notes of the message are a second system message after them, just before the
+message; otherwise they end the one system prompt.
+
+Recalled facts go into a system message as a labelled block about the person, in the third
 person (:mod:`bot.core.fact_block`), never as fake dialogue turns, so the model cannot
 mistake a memory for something just said or for its own voice. In a DM the earlier turns are
 the dialogue's messages. In a group room several people talk with the bot: its earlier turns
@@ -26,7 +32,7 @@ from bot.websearch.tool import tool_guide
 from memory.llm import ChatMessage
 from memory.records import ConversationTurn, Role
 
-PROMPT_VERSION = "reply-v5"
+PROMPT_VERSION = "reply-v6"
 
 GROUP_NOTE = (
     "Several people talk with you here; the message you answer now is from {name}. The notes "
@@ -59,40 +65,55 @@ class ReplyContext:
     quoted: Sequence[QuotedMessage] = ()
 
 
-def system_prompt(context: ReplyContext) -> str:
-    place = "a private chat" if context.is_direct else "a group chat room"
+def instructions(context: ReplyContext) -> list[str]:
+    """What stays the same from one message to the next: who the bot is and where, how to
+    answer, the tool's use, then today's date (it changes once a day)."""
+    place = (
+        f"talking with {context.person_name} in a private chat"
+        if context.is_direct
+        else "in a group chat room"
+    )
     lines = [
-        f"You are {context.bot_name}, a friendly assistant talking with "
-        f"{context.person_name} in {place}.",
-        f"Today is {context.today:%A, %Y-%m-%d}.",
+        f"You are {context.bot_name}, a friendly assistant {place}.",
         "Answer in the language the person writes in. Be concise.",
-        f"You are the assistant, not {context.person_name}: the notes below are about "
-        f"{context.person_name}, not things said now. Use them when they are relevant; do "
-        "not recite them unprompted, and do not claim to know anything that is not listed.",
+        notes_rule(context),
     ]
-    if not context.is_direct:
-        lines.append(GROUP_NOTE.format(name=context.person_name))
-    lines += ["", *fact_block(context.person_name, context.facts, context.message)]
-    lines += conversation_sections(context)
     if context.web_tool:
-        lines += ["", tool_guide(context.today)]
+        lines += ["", tool_guide(context.today), ""]
+    return [*lines, f"Today is {context.today:%A, %Y-%m-%d}."]
+
+
+def notes_rule(context: ReplyContext) -> str:
+    if context.is_direct:
+        who, about = context.person_name, f"about {context.person_name}"
+    else:
+        who, about = "the people here", "about the person who wrote the message"
+    return (
+        f"You are the assistant, not {who}: the notes that come with each message are {about}, "
+        "not things said now. Use them when they are relevant; do not recite them unprompted, "
+        "and do not claim to know anything that is not listed."
+    )
+
+
+def notes(context: ReplyContext) -> list[str]:
+    """What belongs to the message being answered: who wrote it (in a group room), what the
+    bot knows about them, what it replies to, what the web said."""
+    lines = [GROUP_NOTE.format(name=context.person_name), ""] if not context.is_direct else []
+    lines += fact_block(context.person_name, context.facts, context.message)
+    if context.quoted and context.is_direct:
+        lines += ["", QUOTED_HEADING, *quoted_lines(context.bot_name, context.quoted)]
+    if context.quoted and not context.is_direct:
+        lines += ["", GROUP_QUOTED_HEADING, *group_quoted_lines(context.bot_name, context.quoted)]
     if context.web_section:
         lines += ["", WEB_HEADING, context.web_section]
-    return "\n".join(lines)
-
-
-def conversation_sections(context: ReplyContext) -> list[str]:
-    """The messages replied to and, in a group room, the transcript of its turns."""
-    if context.is_direct and not context.quoted:
-        return []
-    if context.is_direct:
-        return ["", QUOTED_HEADING, *quoted_lines(context.bot_name, context.quoted)]
-    lines: list[str] = []
-    if context.turns:
-        lines += ["", TRANSCRIPT_HEADING, *transcript_lines(context.bot_name, context.turns)]
-    if context.quoted:
-        lines += ["", GROUP_QUOTED_HEADING, *group_quoted_lines(context.bot_name, context.quoted)]
     return lines
+
+
+def transcript(context: ReplyContext) -> list[str]:
+    """A group room's turns, quoted (in a DM they are the dialogue's messages)."""
+    if context.is_direct or not context.turns:
+        return []
+    return [TRANSCRIPT_HEADING, *transcript_lines(context.bot_name, context.turns), ""]
 
 
 def quoted_lines(bot_name: str, quoted: Sequence[QuotedMessage]) -> list[str]:
@@ -120,10 +141,18 @@ def turn_message(turn: ConversationTurn) -> ChatMessage:
 
 
 def build_messages(context: ReplyContext) -> list[ChatMessage]:
+    """Ordered for the server's prompt cache: a call shares its beginning with the call
+    before it up to what changed, so the instructions come first, then the conversation
+    (which grows at its end), then the notes of this message, then the message."""
     # A group room's turns are in the system prompt's transcript, not dialogue to imitate.
-    turns = context.turns if context.is_direct else ()
+    dialogue = [turn_message(turn) for turn in context.turns] if context.is_direct else []
+    fixed = "\n".join([*instructions(context), "", *transcript(context)]).rstrip("\n")
+    noted = "\n".join(notes(context))
+    if not dialogue:
+        return [ChatMessage("system", f"{fixed}\n\n{noted}"), ChatMessage("user", context.message)]
     return [
-        ChatMessage("system", system_prompt(context)),
-        *(turn_message(turn) for turn in turns),
+        ChatMessage("system", fixed),
+        *dialogue,
+        ChatMessage("system", noted),
         ChatMessage("user", context.message),
     ]

@@ -21,20 +21,26 @@ structured one (the backends read it); what a person sees never holds call JSON.
 Every call carries the reply's token budget. An answer cut there (:class:`AnswerCut`) is
 sent as far as it goes, with a short note; a cut tools round that was writing a call is
 answered again without tools.
+
+Given an answer stream, each call streams its text there as it is written
+(:mod:`bot.core.streamed_calls`; the tools round first, then the answer, never a call). A
+stream that breaks midway leaves what was shown as the answer, with a short note.
 """
 
 from __future__ import annotations
 
+import copy
 import logging
 from dataclasses import dataclass, replace
 
 from bot.core.reply_prompt import ReplyContext, build_messages
+from bot.core.streamed_calls import ReplyCalls, StreamBroke
+from bot.streaming.base import AnswerStream
 from bot.websearch.base import GroupRoom, WebContext, WebSearchAdvisor
 from bot.websearch.tool import TOOL_NAME, WEB_SEARCH_TOOL, read_call, search_plan, tool_results
 from memory.llm import (
     AnswerCut,
     AssistantTurn,
-    CallKind,
     ChatMessage,
     LanguageModel,
     LanguageModelResponseError,
@@ -46,6 +52,7 @@ from memory.llm.text_tool_calls import without_calls
 log = logging.getLogger(__name__)
 
 CUT_NOTE = "(My answer was cut off here: it reached its length limit.)"
+BROKEN_NOTE = "(My answer broke off here: I lost my connection to my language model.)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,12 +88,30 @@ class Replier:
     ) -> None:
         self._llm = llm
         self._web = web_search
-        self._temperature = temperature
+        self._calls = ReplyCalls(llm, None, temperature)
         self._models_without_tools: set[str] = set()
 
-    async def reply(self, context: ReplyContext, *, forced_query: str | None) -> Reply:
-        """The answer to ``context.message``; LLM errors other than refused tools and cut
-        answers propagate."""
+    async def reply(
+        self,
+        context: ReplyContext,
+        *,
+        forced_query: str | None,
+        stream: AnswerStream | None = None,
+    ) -> Reply:
+        """The answer to ``context.message``, streamed to ``stream`` if given; LLM errors
+        other than refused tools, cut answers and a stream broken midway propagate."""
+        if stream is None:
+            return await self._reply(context, forced_query)
+        # A copy whose calls stream; what it learns of models without tools is shared.
+        streaming = copy.copy(self)
+        streaming._calls = ReplyCalls(self._llm, stream, self._calls.temperature)
+        try:
+            return await streaming._reply(context, forced_query)
+        except StreamBroke as broke:
+            log.error("answering with what was shown: %s", broke)
+            return Reply(broke.shown, BROKEN_NOTE)
+
+    async def _reply(self, context: ReplyContext, forced_query: str | None) -> Reply:
         if self._web is None:
             return await self.plain(context)
         model = self._tool_model()
@@ -98,9 +123,7 @@ class Replier:
 
     async def plain(self, context: ReplyContext) -> Reply:
         try:
-            text = await self._llm.complete(
-                build_messages(context), kind=CallKind.REPLY, temperature=self._temperature
-            )
+            text = await self._calls.complete(build_messages(context))
         except AnswerCut as cut:
             return cut_reply(cut)
         return Reply(shown(text))
@@ -207,6 +230,4 @@ class Replier:
         return reply.with_notice(found.notice)
 
     async def _ask(self, model: ToolCallingModel, messages: list[ChatMessage]) -> AssistantTurn:
-        return await model.complete_with_tools(
-            messages, [WEB_SEARCH_TOOL], temperature=self._temperature
-        )
+        return await self._calls.complete_with_tools(model, messages, [WEB_SEARCH_TOOL])

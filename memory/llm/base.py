@@ -7,6 +7,12 @@ Tool calls come back as they were made (name and arguments); validating the argu
 caller's job too. A tool result goes back to the model as a ``tool`` message that names the
 call it answers.
 
+A backend that streams (:class:`StreamingModel`) also answers a reply call piece by piece:
+``stream`` hands each piece of text to a callback as the model writes it and returns the
+whole turn at the end, with the same errors as the calls above. Structured tool calls never
+reach the callback; a call the model writes as text does (it is text until it is complete),
+so whoever shows the pieces to a person must hold such text back.
+
 Every call says what it is for (:class:`CallKind`); the backend sends that kind's token
 budget (:class:`TokenBudgets`) as ``max_tokens`` / ``num_predict``, so a runaway answer ends
 at the budget instead of at the timeout. An answer that hit its budget is raised as
@@ -26,7 +32,7 @@ Errors::
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -34,6 +40,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from memory.errors import MemoryLayerError
 
 Role = Literal["system", "user", "assistant", "tool"]
+# Receives each piece of a streamed answer's text, in order.
+TextSink = Callable[[str], Awaitable[None]]
 
 
 class CallKind(StrEnum):
@@ -182,4 +190,23 @@ class ToolCallingModel(LanguageModel, Protocol):
         """The assistant's turn, with the reply budget; raises :class:`ToolsNotSupported` if
         tools are refused and :class:`AnswerCut` if the turn reached the budget. A call of an
         offered tool written as text is returned as a tool call, not as text."""
+        ...
+
+
+@runtime_checkable
+class StreamingModel(LanguageModel, Protocol):
+    """A language model whose backend streams the reply as the model writes it."""
+
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        on_text: TextSink,
+        *,
+        tools: Sequence[ToolSpec] = (),
+        temperature: float | None = None,
+    ) -> AssistantTurn:
+        """A reply call (the reply budget) whose text goes to ``on_text`` piece by piece as
+        it is written; the whole turn is returned at the end, read as
+        ``complete_with_tools`` reads it when ``tools`` are offered. Raises as those calls
+        do, also after some text was handed on (a stream that breaks midway)."""
         ...

@@ -6,18 +6,20 @@ Every call sends its kind's token budget as ``options.num_predict``; ``done_reas
 "... does not support tools" for a model whose template has no tool support, which becomes
 :class:`ToolsNotSupported`; a call the model wrote as text is read as a call. A 404 that is
 not Ollama's "model not found" means the server is not Ollama (an OpenAI-compatible server
-has no ``/api/chat``): :class:`WrongProvider`, with the fix.
+has no ``/api/chat``): :class:`WrongProvider`, with the fix. A streamed reply (``stream``)
+reads Ollama's NDJSON parts as they come (``stream=True``).
 Connection failures (refused, dropped) are retried a few times with a short pause, because a
 local Ollama that is just starting or reloading a model refuses briefly; a timeout is not
-retried, since the caller would wait twice as long for the same overloaded server. Errors are
+retried, since the caller would wait twice as long for the same overloaded server; nor is a
+stream that breaks after some of its text was handed on (that text cannot be taken back). Errors are
 translated into the port's errors, the original kept as the cause.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import httpx
 import ollama
@@ -30,6 +32,7 @@ from memory.llm.base import (
     LanguageModelResponseError,
     LanguageModelUnavailable,
     ModelNotFound,
+    TextSink,
     TokenBudgets,
     ToolCall,
     ToolsNotSupported,
@@ -46,6 +49,7 @@ CONNECTION_ERRORS = (
     httpx.RemoteProtocolError,
     httpx.ReadError,
 )
+Result = TypeVar("Result")
 
 
 def chat_message(message: ChatMessage) -> dict[str, Any]:
@@ -162,6 +166,53 @@ class OllamaLanguageModel:
             options["seed"] = self._seed
         return options
 
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        on_text: TextSink,
+        *,
+        tools: Sequence[ToolSpec] = (),
+        temperature: float | None = None,
+    ) -> AssistantTurn:
+        definitions = [tool_definition(tool) for tool in tools] or None
+        options = self._options(CallKind.REPLY, temperature)
+        pieces: list[str] = []
+        calls: list[ToolCall] = []
+        last: list[Any] = []
+
+        async def once() -> None:
+            for accumulated in (pieces, calls, last):
+                accumulated.clear()
+            parts = await self._client.chat(
+                model=self._model,
+                messages=chat_messages(messages),
+                tools=definitions,
+                options=options,
+                stream=True,
+            )
+            async for part in parts:
+                last[:] = [part]
+                calls.extend(tool_calls_of(part.message))
+                piece = valid_text(part.message.content or "")
+                if piece:
+                    pieces.append(piece)
+                    await on_text(piece)
+
+        await self._retrying(once, may_retry=lambda: not pieces)
+        if not last or not last[0].done:
+            raise LanguageModelUnavailable(
+                f"Ollama at {self._host} ended the stream before the answer was complete"
+            )
+        text = "".join(pieces)
+        if calls:
+            turn = AssistantTurn(text, tuple(calls))
+        else:
+            written = calls_in_text(text, [tool.name for tool in tools])
+            turn = AssistantTurn(written.rest, written.calls)
+        if was_cut(last[0]):
+            raise AnswerCut(CallKind.REPLY, self._budgets.for_kind(CallKind.REPLY), turn.text)
+        return turn
+
     async def _chat(
         self,
         messages: Sequence[ChatMessage],
@@ -170,18 +221,28 @@ class OllamaLanguageModel:
         format: dict[str, Any] | None = None,
         tools: list[dict[str, Any]] | None = None,
     ) -> Any:
+        async def once() -> Any:
+            return await self._client.chat(
+                model=self._model,
+                messages=chat_messages(messages),
+                tools=tools,
+                format=format,
+                options=options,
+                stream=False,
+            )
+
+        return await self._retrying(once, may_retry=lambda: True)
+
+    async def _retrying(
+        self, call: Callable[[], Awaitable[Result]], *, may_retry: Callable[[], bool]
+    ) -> Result:
+        """``call()``, again after a refused or dropped connection while ``may_retry()``;
+        errors translated into the port's."""
         for attempt in range(1, self._attempts + 1):
             try:
-                return await self._client.chat(
-                    model=self._model,
-                    messages=chat_messages(messages),
-                    tools=tools,
-                    format=format,
-                    options=options,
-                    stream=False,
-                )
+                return await call()
             except CONNECTION_ERRORS as error:
-                if attempt == self._attempts:
+                if attempt == self._attempts or not may_retry():
                     raise LanguageModelUnavailable(
                         f"Ollama at {self._host} is not reachable after {attempt} attempts "
                         f"(is `ollama serve` running? check llm.base_url): {error}"

@@ -5,9 +5,10 @@
 ``finish_reason: "length"`` raises :class:`AnswerCut`. Structured calls send the JSON schema
 as ``response_format={"type": "json_schema", ...}``. Tool calls send ``tools`` and read
 ``choices[0].message.tool_calls`` (arguments arrive as a JSON string), or, when the model
-wrote the call as text, the call found in the text. A server that is not OpenAI-compatible
-(Ollama's native API at a base URL without ``/v1`` answers 404 to the path) is
-:class:`WrongProvider`, with the fix. Servers refuse tools
+wrote the call as text, the call found in the text. A streamed reply (``stream``) sends
+``"stream": true`` and reads the server-sent events (:mod:`memory.llm.openai_stream`). A
+server that is not OpenAI-compatible (Ollama's native API at a base URL without ``/v1``
+answers 404 to the path) is :class:`WrongProvider`, with the fix. Servers refuse tools
 in their own words (Ollama: 400 "... does not support tools"; vLLM without
 ``--enable-auto-tool-choice``: 400; llama.cpp without ``--jinja``: 500 "tools param requires
 --jinja flag"); those become :class:`ToolsNotSupported`. HTTP and protocol errors are
@@ -18,7 +19,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,12 +34,14 @@ from memory.llm.base import (
     LanguageModelResponseError,
     LanguageModelUnavailable,
     ModelNotFound,
+    TextSink,
     TokenBudgets,
     ToolCall,
     ToolsNotSupported,
     ToolSpec,
     WrongProvider,
 )
+from memory.llm.openai_stream import StreamedAnswer
 from memory.llm.text_tool_calls import calls_in_text
 from memory.text import valid_data
 
@@ -267,8 +271,49 @@ class OpenAILanguageModel:
 
     async def _post(self, body: dict[str, Any]) -> Any:
         url = f"{self._base_url}/chat/completions"
-        try:
+        async with self._transport_errors():
             response = await self._client.post(url, json=body)
+        return self._read(response, offered_tools="tools" in body)
+
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        on_text: TextSink,
+        *,
+        tools: Sequence[ToolSpec] = (),
+        temperature: float | None = None,
+    ) -> AssistantTurn:
+        request = self._request(CallKind.REPLY, temperature, tools=tools)
+        body = {**request_body(self._model, messages, request), "stream": True}
+        answer = StreamedAnswer()
+        url = f"{self._base_url}/chat/completions"
+        async with (
+            self._transport_errors(),
+            self._client.stream("POST", url, json=body) as response,
+        ):
+            if not response.is_success:
+                await response.aread()
+                self._read(response, offered_tools=bool(tools))  # raises the error answered
+            async for line in response.aiter_lines():
+                piece = answer.add_line(line)
+                if piece:
+                    await on_text(piece)
+        if not answer.complete:
+            raise LanguageModelUnavailable(
+                f"the OpenAI-compatible server at {self._base_url} ended the stream before "
+                "the answer was complete"
+            )
+        payload = answer.payload()
+        turn = assistant_turn(payload, tools) if tools else AssistantTurn(reply_text(payload))
+        if was_cut(payload):
+            raise AnswerCut(CallKind.REPLY, request.max_tokens, turn.text)
+        return turn
+
+    @asynccontextmanager
+    async def _transport_errors(self) -> AsyncIterator[None]:
+        """HTTP transport failures as the port's :class:`LanguageModelUnavailable`."""
+        try:
+            yield
         except httpx.TimeoutException as error:
             raise LanguageModelUnavailable(
                 f"the OpenAI-compatible server at {self._base_url} did not answer in time "
@@ -279,7 +324,6 @@ class OpenAILanguageModel:
                 f"the OpenAI-compatible server at {self._base_url} is not reachable "
                 f"(start it or fix llm.base_url): {error!r}"
             ) from error
-        return self._read(response, offered_tools="tools" in body)
 
     def _read(self, response: httpx.Response, *, offered_tools: bool) -> Any:
         if response.is_success:

@@ -8,19 +8,46 @@ text or an :class:`AssistantTurn` (text and tool calls, for calls that offer too
 answering a call that offered tools goes through the same reading of calls written as text
 as the real backends. Every call is recorded, with its kind and the tools it offered, for
 assertions.
+
+``stream`` hands the answer's text on in pieces of a few characters, as a server streams
+it (a call written as text too; a structured call never), and a :class:`BrokenStream` step
+hands on its text and then raises its error, as a stream that breaks midway does.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.llm.base import AssistantTurn, CallKind, ChatMessage, ToolsNotSupported, ToolSpec
+from memory.llm.base import (
+    AnswerCut,
+    AssistantTurn,
+    CallKind,
+    ChatMessage,
+    TextSink,
+    ToolsNotSupported,
+    ToolSpec,
+)
 from memory.llm.text_tool_calls import calls_in_text
 
+# The size of the pieces ``stream`` hands on: a few characters, as a token is.
+PIECE_CHARS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class BrokenStream:
+    """A streamed answer that breaks off: ``text`` is handed on, then ``error`` raised."""
+
+    text: str
+    error: BaseException
+
+
 Answer = str | AssistantTurn
-Step = Answer | BaseException | Callable[[Sequence[ChatMessage]], Answer]
+Step = (
+    Answer | BaseException | BrokenStream | Callable[[Sequence[ChatMessage]], Answer | BrokenStream]
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +61,11 @@ class RecordedCall:
     def prompt_text(self) -> str:
         """All message contents joined, for "the prompt contains ..." assertions."""
         return "\n".join(message.content for message in self.messages)
+
+    @property
+    def system_text(self) -> str:
+        """The system messages' contents joined (a reply's instructions and its notes)."""
+        return "\n".join(m.content for m in self.messages if m.role == "system")
 
 
 @dataclass
@@ -85,13 +117,44 @@ class ScriptedLanguageModel:
         written = calls_in_text(answer, [tool.name for tool in tools])
         return AssistantTurn(written.rest, written.calls)
 
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        on_text: TextSink,
+        *,
+        tools: Sequence[ToolSpec] = (),
+        temperature: float | None = None,
+    ) -> AssistantTurn:
+        self.calls.append(RecordedCall(tuple(messages), None, tuple(tools)))
+        if tools and not self.supports_tools:
+            raise ToolsNotSupported(f"{self.name} does not support tools")
+        step = self._step()
+        answer = step if isinstance(step, AnswerCut) else self._computed(step, messages)
+        if isinstance(answer, BrokenStream | AnswerCut):
+            # What was written before the break (or the budget) was streamed all the same.
+            await hand_on(answer.text, on_text)
+            raise answer if isinstance(answer, AnswerCut) else answer.error
+        await hand_on(answer.text if isinstance(answer, AssistantTurn) else answer, on_text)
+        if isinstance(answer, AssistantTurn):
+            return answer
+        written = calls_in_text(answer, [tool.name for tool in tools])
+        return AssistantTurn(written.rest, written.calls)
+
     def _answer(self, messages: Sequence[ChatMessage]) -> Answer:
+        answer = self._computed(self._step(), messages)
+        if isinstance(answer, BrokenStream):
+            raise AssertionError(f"call {len(self.calls)} does not stream, but was scripted one")
+        return answer
+
+    def _step(self) -> Step:
         if self.steps:
-            step = self.steps.pop(0)
-        elif self.fallback is not None:
-            step = self.fallback
-        else:
-            raise AssertionError(f"scripted LLM has no answer left for call {len(self.calls)}")
+            return self.steps.pop(0)
+        if self.fallback is not None:
+            return self.fallback
+        raise AssertionError(f"scripted LLM has no answer left for call {len(self.calls)}")
+
+    @staticmethod
+    def _computed(step: Step, messages: Sequence[ChatMessage]) -> Answer | BrokenStream:
         if isinstance(step, BaseException):
             raise step
         if callable(step):
@@ -100,3 +163,10 @@ class ScriptedLanguageModel:
 
     async def aclose(self) -> None:
         return None
+
+
+async def hand_on(text: str, on_text: TextSink) -> None:
+    """``text`` to ``on_text`` in pieces, letting other tasks run between them."""
+    for start in range(0, len(text), PIECE_CHARS):
+        await on_text(text[start : start + PIECE_CHARS])
+        await asyncio.sleep(0)

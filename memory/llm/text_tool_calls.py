@@ -175,3 +175,57 @@ def without_calls(text: str, tool_names: Collection[str]) -> str:
     rest = calls_in_text(text, tool_names).rest
     unfinished = unfinished_call(tool_names).search(rest)
     return (rest if unfinished is None else rest[: unfinished.start()]).strip()
+
+
+# Brackets that may open a call written as text; ``(`` only right after a name (a Python
+# call), ``<`` only before a tag's name or ``|`` (``<tool_call>``, ``<|python_tag|>``).
+CLOSERS = {"{": "}", "[": "]", "(": ")", "<": ">"}
+FENCE_OPENER_AT_END = re.compile(r"```[\w-]*\s*$")
+
+
+def first_open(text: str) -> int:
+    """Where the first bracket still open in ``text`` starts (``len(text)`` if none).
+    Inside brackets, JSON strings are skipped, so a ``}`` in a string closes nothing."""
+    stack: list[tuple[str, int]] = []
+    in_string = escaped = False
+    for index, character in enumerate(text):
+        if stack and in_string:
+            escaped, in_string = (False, True) if escaped else (character == "\\", character != '"')
+            continue
+        if stack and character == '"':
+            in_string = True
+        elif character in CLOSERS and opens_here(text, index):
+            stack.append((CLOSERS[character], index))
+        elif stack and character == stack[-1][0]:
+            stack.pop()
+    return stack[0][1] if stack else len(text)
+
+
+def opens_here(text: str, index: int) -> bool:
+    character = text[index]
+    if character == "(":
+        return index > 0 and (text[index - 1].isalnum() or text[index - 1] == "_")
+    if character == "<":
+        following = text[index + 1 : index + 2]
+        return following == "" or following.isalpha() or following in "|/"
+    return True
+
+
+def shown_while_streaming(text: str, tool_names: Collection[str]) -> str:
+    """What a person may see of an answer still being written: :func:`without_calls` of its
+    text up to the first bracket or tag still open (a call being written, perhaps), less a
+    last word that may still grow into a call's wrapper (``functools``, a tool's name) and
+    a code fence opened at the very end."""
+    # The last word goes before brackets are counted (without it, a call whose brackets
+    # closed would be open again), and again after: it may touch the bracket.
+    settled = whole_words(text)
+    settled = whole_words(settled[: first_open(settled)])
+    settled = FENCE_OPENER_AT_END.sub("", settled)
+    return without_calls(settled, tool_names)
+
+
+def whole_words(text: str) -> str:
+    """``text`` without a last word that nothing (no space, no line break) ends yet."""
+    if not text or text[-1].isspace():
+        return text
+    return text[: max(text.rfind(" "), text.rfind("\n")) + 1]

@@ -134,3 +134,27 @@ def test_the_candidate_threshold_follows_the_embedding_model(tmp_path: Path) -> 
         write(tmp_path, ""), environ={"MNEMO_EMBEDDING__MODEL": "embeddinggemma:300m"}
     )
     assert by_environment.memory.candidate_threshold == 0.48
+
+
+@pytest.mark.parametrize(
+    ("toml", "environ", "platforms"),
+    [
+        ("", {}, ("console", "discord", "matrix")),
+        ("[chat]\nstream_replies = false\n", {}, ()),
+        ("[chat]\nstream_replies = true\n", {}, ("console", "discord", "matrix")),
+        ('[chat]\nstream_replies = ["matrix"]\n', {}, ("matrix",)),
+        ("", {"MNEMO_CHAT__STREAM_REPLIES": "false"}, ()),
+        ("", {"MNEMO_CHAT__STREAM_REPLIES": "console,discord"}, ("console", "discord")),
+    ],
+)
+def test_stream_replies_all_none_or_per_platform(
+    tmp_path: Path, toml: str, environ: dict[str, str], platforms: tuple[str, ...]
+) -> None:
+    config = load_config(write(tmp_path, toml), environ=environ)
+    assert config.chat.stream_replies == platforms
+    assert config.chat.streams_on("matrix") is ("matrix" in platforms)
+
+
+def test_stream_replies_names_a_wrong_platform(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^chat\.stream_replies\.0:.*'irc'"):
+        load_config(write(tmp_path, '[chat]\nstream_replies = ["irc"]\n'), environ={})

@@ -28,7 +28,7 @@ async def _tell_about_the_cat(bot: Harness) -> None:
 
 async def _cat_is_recalled(bot: Harness) -> bool:
     await bot.say("alice", "What's my cat called?")
-    return CAT in reply_calls(bot.llm)[-1].messages[0].content
+    return CAT in reply_calls(bot.llm)[-1].system_text
 
 
 def _index_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:

@@ -12,7 +12,8 @@ A scripted reply is a string, a callable computing one from the request body, ``
 (answer late, for timeouts), ``Held(gate, text)`` (answer only once the test opens the gate:
 a model that hangs for as long as the test wants), ``Failure(status, message)``,
 ``ToolCalls(...)`` (an assistant message with ``tool_calls``, as Ollama sends them) or
-``Cut(text)`` (an answer that reached ``num_predict``: ``done_reason: "length"``). When no
+``Cut(text)`` (an answer that reached ``num_predict``: ``done_reason: "length"``); with
+``"stream": true`` a text reply comes in pieces of a few characters. When no
 scripted reply is left, ``responder`` (if set) picks any of these from the request body, then
 ``fallback`` is used. A request offering ``tools`` for a model
 in ``models_without_tools`` gets Ollama's 400 "... does not support tools". Every request
@@ -203,8 +204,12 @@ class OllamaServer(LoopbackServer):
                 if not body.get("stream", True):
                     self._send(200, owner.chat_chunk(body, text, done=True))
                     return
+                # In pieces of a few characters, as Ollama streams tokens.
                 lines = [
-                    owner.chat_chunk(body, text, done=False),
+                    *(
+                        owner.chat_chunk(body, text[start : start + 4], done=False)
+                        for start in range(0, len(text), 4)
+                    ),
                     owner.chat_chunk(body, "", done=True),
                 ]
                 data = b"".join(json.dumps(line).encode() + b"\n" for line in lines)

@@ -8,7 +8,10 @@ next scripted reply (a string, a callable computing one from the request body, o
 ``ToolCalls``: a message with ``tool_calls``, arguments as a JSON string; or ``Cut(text)``:
 an answer that reached ``max_tokens``, ``finish_reason: "length"``). With
 ``tools_refusal=(status, message)`` a request offering ``tools`` gets that error, as servers
-without tool support answer. Every request body is recorded for assertions.
+without tool support answer. With ``"stream": true`` the answer comes as server-sent events,
+its text in pieces of a few characters (tool calls as fragments of their arguments), as
+llama.cpp streams; ``Broken(text)`` streams ``text`` and then closes the connection without
+finishing, as a server that dies midway does. Every request body is recorded for assertions.
 """
 
 from __future__ import annotations
@@ -23,7 +26,17 @@ from typing import Any
 from tests.servers.loopback import LoopbackServer
 from tests.servers.ollama_server import Cut, ToolCalls
 
-Reply = str | Callable[[dict[str, Any]], str] | ToolCalls | Cut
+PIECE_CHARS = 4
+
+
+@dataclass(frozen=True)
+class Broken:
+    """A streamed answer that breaks off after ``text``."""
+
+    text: str
+
+
+Reply = str | Callable[[dict[str, Any]], str] | ToolCalls | Cut | Broken
 
 
 def prompt_of(body: dict[str, Any]) -> str:
@@ -60,7 +73,8 @@ class OpenAICompatibleServer(LoopbackServer):
     def base_url(self) -> str:
         return self.origin + "/v1"
 
-    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def next_reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | Reply:
+        """An error answer, or the reply to give."""
         with self._lock:
             self.requests.append(body)
             if body.get("model") != self.model:
@@ -72,6 +86,14 @@ class OpenAICompatibleServer(LoopbackServer):
             reply = self.replies.pop(0) if self.replies else self.fallback
         if reply is None:
             return 500, {"error": {"message": "test server has no scripted reply left"}}
+        return reply
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        reply = self.next_reply(body)
+        if isinstance(reply, tuple):
+            return reply
+        if isinstance(reply, Broken):
+            return 500, {"error": {"message": "a broken stream was scripted for a plain call"}}
         if isinstance(reply, ToolCalls):
             return 200, self.completion(tool_calls_message(reply), "tool_calls")
         if isinstance(reply, Cut):
@@ -85,6 +107,38 @@ class OpenAICompatibleServer(LoopbackServer):
             "object": "chat.completion",
             "model": self.model,
             "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+        }
+
+    def events(self, body: dict[str, Any], reply: Reply) -> tuple[list[dict[str, Any]], bool]:
+        """The chunks of a streamed reply, and whether the stream ends properly."""
+        if isinstance(reply, ToolCalls):
+            message = tool_calls_message(reply)
+            deltas: list[dict[str, Any]] = [{"content": piece} for piece in pieces(reply.text)]
+            for index, call in enumerate(message["tool_calls"]):
+                head = {"index": index, "id": call["id"], "type": "function"}
+                deltas.append(
+                    {"tool_calls": [{**head, "function": {"name": call["function"]["name"]}}]}
+                )
+                for piece in pieces(call["function"]["arguments"]):
+                    deltas.append(
+                        {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
+                    )
+            return [*map(self.chunk, deltas), self.chunk({}, "tool_calls")], True
+        if isinstance(reply, Cut | Broken):
+            text, reason = reply.text, "length"
+        else:
+            text, reason = (reply(body) if callable(reply) else reply), "stop"
+        chunks = [self.chunk({"content": piece}) for piece in pieces(text)]
+        if isinstance(reply, Broken):
+            return chunks, False
+        return [*chunks, self.chunk({}, reason)], True
+
+    def chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        return {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion.chunk",
+            "model": self.model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
         }
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -113,7 +167,26 @@ class OpenAICompatibleServer(LoopbackServer):
                     return
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length))
-                self._send(*owner.answer(body))
+                if not body.get("stream"):
+                    self._send(*owner.answer(body))
+                    return
+                reply = owner.next_reply(body)
+                if isinstance(reply, tuple):
+                    self._send(*reply)
+                    return
+                self._stream(*owner.events(body, reply))
+
+            def _stream(self, chunks: list[dict[str, Any]], finished: bool) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                for chunk in chunks:
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.flush()
+                if finished:
+                    self.wfile.write(b"data: [DONE]\n\n")
+                self.close_connection = True
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()
@@ -127,3 +200,7 @@ class OpenAICompatibleServer(LoopbackServer):
                 return None
 
         return Handler
+
+
+def pieces(text: str) -> list[str]:
+    return [text[start : start + PIECE_CHARS] for start in range(0, len(text), PIECE_CHARS)]

@@ -130,6 +130,12 @@ async def test_mnemo_chat_subprocess_remembers_across_runs(tmp_path: Path) -> No
 
 
 async def run_chat(environment: dict[str, str], directory: Path, stdin: str) -> str:
+    return (await run_chat_with_stderr(environment, directory, stdin))[0]
+
+
+async def run_chat_with_stderr(
+    environment: dict[str, str], directory: Path, stdin: str
+) -> tuple[str, str]:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -145,7 +151,7 @@ async def run_chat(environment: dict[str, str], directory: Path, stdin: str) -> 
     )
     stdout, stderr = await asyncio.wait_for(process.communicate(stdin.encode()), timeout=120)
     assert process.returncode == 0, stderr.decode()
-    return stdout.decode()
+    return stdout.decode(), stderr.decode()
 
 
 def test_chat_command_rejects_names_with_spaces(capsys: pytest.CaptureFixture[str]) -> None:
@@ -220,3 +226,87 @@ async def test_message_ids_are_unique_across_sessions(tmp_path: Path, embedder: 
     assert sorted(f.text for f in facts) == ["I bake bread", "I keep bees"]
     sources = {f.source_message_id for f in facts}
     assert len(sources) == 2 and all(s and s.startswith("console-") for s in sources)
+
+
+class Writes(io.StringIO):
+    """A terminal's output that also keeps each write apart (test inspection)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.writes.append(text)
+        return super().write(text)
+
+
+STREAMED_ANSWER = (
+    "Lisbon in spring is lovely: walk up to the Alfama in the morning, take the tram back "
+    "down, and keep an evening for fado."
+)
+
+
+async def test_the_answer_is_printed_as_it_is_written(tmp_path: Path, embedder: Embedder) -> None:
+    bot = await open_harness(tmp_path, embedder, mind=ScriptedMind(replies=[STREAMED_ANSWER]))
+    output = Writes()
+    session = ConsoleSession(
+        bot.app.core,
+        ConsoleIdentity("alice"),
+        read_line=lines_reader(["What should I do in Lisbon?", "/memory list"]),
+        output=output,
+        export_directory=tmp_path,
+    )
+    try:
+        await session.run()
+    finally:
+        await bot.app.aclose()
+    lines = output.getvalue().splitlines()
+    # One line of the bot's, the whole answer, written word by word; a command's reply whole.
+    assert lines == [
+        f"Mnemo> {STREAMED_ANSWER}",
+        "Mnemo> I don't remember anything about you here yet.",
+    ]
+    answer_writes = output.writes[: output.writes.index("\n")]
+    assert len(answer_writes) > 10
+    assert answer_writes[0].startswith("Mnemo> ") and len(answer_writes[0]) < 20
+
+
+async def test_without_streaming_the_answer_comes_whole(tmp_path: Path, embedder: Embedder) -> None:
+    bot = await open_harness(tmp_path, embedder, mind=ScriptedMind(replies=[STREAMED_ANSWER]))
+    output = Writes()
+    session = ConsoleSession(
+        bot.app.core,
+        ConsoleIdentity("alice"),
+        read_line=lines_reader(["What should I do in Lisbon?"]),
+        output=output,
+        export_directory=tmp_path,
+        stream=False,
+    )
+    try:
+        await session.run()
+    finally:
+        await bot.app.aclose()
+    assert output.writes == [f"Mnemo> {STREAMED_ANSWER}\n"]
+
+
+async def test_mnemo_chat_keeps_the_log_off_the_terminal(tmp_path: Path) -> None:
+    with OpenAICompatibleServer(model="local-model", fallback=STREAMED_ANSWER) as server:
+        environment = {
+            **os.environ,
+            "MNEMO_STORAGE__DATA_DIR": str(tmp_path / "data"),
+            "MNEMO_EMBEDDING__MODEL_PATH": str(LOCAL_MODEL_DIRECTORY),
+            "MNEMO_MEMORY__RERANKER_MODEL": "",
+            "MNEMO_LLM__PROVIDER": "openai",
+            "MNEMO_LLM__BASE_URL": server.base_url,
+            "MNEMO_LLM__MODEL": "local-model",
+            "MNEMO_LOGGING__LEVEL": "INFO",
+        }
+        stdout, stderr = await run_chat_with_stderr(environment, tmp_path, "Lisbon tips?\n")
+    printed = stdout.splitlines()
+    assert printed[0].startswith("Mnemo here: you are alice in a direct chat.")
+    assert printed[1:] == [f"Mnemo> {STREAMED_ANSWER}"]
+    assert " INFO " not in stderr
+    log = (tmp_path / "data" / "chat.log").read_text(encoding="utf-8")
+    assert " INFO " in log and "migrat" in log.lower()
+    # The reply was streamed from the server.
+    assert any(body.get("stream") for body in server.requests if "response_format" not in body)

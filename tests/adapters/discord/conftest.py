@@ -131,6 +131,7 @@ async def running(
     *,
     autocomplete_budget_seconds: float = 2.5,
     catch_up: CatchUpBounds | None = None,
+    stream_interval: float | None = None,
 ) -> AsyncIterator[MnemoDiscordClient]:
     """Mnemo's client logged in and connected to the fake Discord (which must be started)."""
     connected = MnemoDiscordClient(
@@ -139,6 +140,7 @@ async def running(
         guild_ready_timeout=0.05,
         autocomplete_budget_seconds=autocomplete_budget_seconds,
         catch_up=catch_up,
+        stream_interval=stream_interval,
     )
     task = await connect(connected)
     try:

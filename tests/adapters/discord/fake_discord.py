@@ -4,6 +4,8 @@ No real gateway can run here, so the tests point discord.py's own HTTP client an
 at this server. discord.py then does everything it does against Discord: logs in, syncs
 commands, parses gateway events into Message and Interaction objects, and sends replies,
 interaction responses and follow-ups as real HTTP requests whose bodies the tests inspect.
+Messages can be edited and deleted; ``rate_limited`` gives the next edits Discord's 429
+(with its retry-after, and the ``Via`` header discord.py expects of Discord's answers).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +35,8 @@ class Recorded:
     body: dict[str, Any]
     files: dict[str, bytes] = field(default_factory=dict)
     query: dict[str, str] = field(default_factory=dict)
+    at: float = field(default_factory=time.monotonic)
+    status: int = 200
 
     @property
     def flags(self) -> int:
@@ -52,6 +57,10 @@ class FakeDiscord:
         self.send_forbidden: set[int] = set()
         self.deleted_messages: set[int] = set()
         self.typing_forbidden: set[int] = set()
+        # Retry-afters (seconds) of the 429s the next message edits get, one each.
+        self.rate_limited: list[float] = []
+        # The ids of the messages the bot sent (channel messages and follow-ups), in order.
+        self.sent_ids: list[int] = []
         self.ready_guilds: list[dict[str, Any]] = []
         # Messages by channel id, as the history endpoint gives them (any order here).
         self.history: dict[int, list[dict[str, Any]]] = {}
@@ -92,6 +101,25 @@ class FakeDiscord:
 
     # ---- what the tests use -------------------------------------------------------------
 
+    def final_texts(self) -> list[str]:
+        """What each message the bot sent says now, after its edits, in the order sent."""
+        texts: dict[int, str] = {}
+        sent = iter(self.sent_ids)
+        for request in self.requests:
+            named = request.path.rsplit("/", 1)[1].isdigit()
+            if request.status != 200 or (request.method != "POST" and not named):
+                continue
+            is_send = request.method == "POST" and (
+                request.path.endswith("/messages") or request.path.startswith("/webhooks/")
+            )
+            if is_send:
+                texts[next(sent)] = str(request.body.get("content") or "")
+            elif request.method == "PATCH" and "/messages/" in request.path:
+                texts[int(request.path.rsplit("/", 1)[1])] = str(request.body.get("content"))
+            elif request.method == "DELETE" and "/messages/" in request.path:
+                texts.pop(int(request.path.rsplit("/", 1)[1]), None)
+        return list(texts.values())
+
     def matching(self, method: str, path_start: str) -> list[Recorded]:
         return [r for r in self.requests if r.method == method and r.path.startswith(path_start)]
 
@@ -113,7 +141,12 @@ class FakeDiscord:
         path = "/" + request.match_info["path"]
         body, files = await _read_body(request)
         query = dict(request.query)
-        await self._record(Recorded(request.method, path, body, files, query))
+        recorded = Recorded(request.method, path, body, files, query)
+        if request.method == "PATCH" and self.rate_limited:
+            recorded.status = 429
+            await self._record(recorded)
+            return rate_limited(self.rate_limited.pop(0))
+        await self._record(recorded)
         # Interaction webhooks are authorised by the token in their URL, not a header.
         if request.headers.get("Authorization") not in (f"Bot {self.token}", None):
             return json_response({"message": "401: Unauthorized", "code": 0}, status=401)
@@ -144,6 +177,10 @@ class FakeDiscord:
             return self._message_to(int(parts[1]), body)
         if parts[0] == "channels" and parts[-1] == "messages" and method == "GET":
             return json_response(self._history(int(parts[1]), query))
+        if parts[0] == "channels" and len(parts) == 4 and method == "PATCH":
+            return json_response(self._edited(int(parts[1]), int(parts[3]), body))
+        if parts[0] == "channels" and len(parts) == 4 and method == "DELETE":
+            return web.Response(status=204)
         if parts[0] == "channels" and len(parts) == 4 and parts[2] == "messages":
             return self._one_message(int(parts[1]), int(parts[3]))
         if parts[0] == "channels" and "reactions" in parts and method == "PUT":
@@ -154,6 +191,8 @@ class FakeDiscord:
             return json_response(self._callback(parts[1], body))
         if parts[0] == "webhooks" and method == "DELETE":
             return web.Response(status=204)
+        if parts[0] == "webhooks" and method == "PATCH" and parts[-2] == "messages":
+            return json_response(self._edited(payloads.CHANNEL_ID, int(parts[-1]), body))
         if parts[0] == "webhooks":
             return json_response(self._message_payload(payloads.CHANNEL_ID, body))
         return json_response({"message": f"fake Discord has no {method} {path}"}, status=404)
@@ -216,9 +255,14 @@ class FakeDiscord:
             "resource": {"type": body.get("type")},
         }
 
+    def _edited(self, channel_id: int, message_id: int, body: dict[str, Any]) -> dict[str, Any]:
+        content = str(body.get("content") or "")
+        return payloads.message(message_id, channel_id, payloads.BOT_USER, content, guild_id=None)
+
     def _message_payload(self, channel_id: int, body: dict[str, Any]) -> dict[str, Any]:
+        self.sent_ids.append(next(self._ids))
         return payloads.message(
-            next(self._ids),
+            self.sent_ids[-1],
             channel_id,
             payloads.BOT_USER,
             str(body.get("content") or ""),
@@ -253,6 +297,18 @@ class FakeDiscord:
                 ready["shard"] = frame["d"]["shard"]  # as Discord answers a sharded session
             frame = {"op": 0, "t": "READY", "s": next(self._sequence), "d": ready}
             await socket.send_str(json.dumps(frame))
+
+
+def rate_limited(retry_after: float) -> web.Response:
+    """Discord's 429: the retry-after in the body and headers, behind its proxy (``Via``)."""
+    body = {"message": "You are being rate limited.", "retry_after": retry_after, "global": False}
+    headers = {
+        "Content-Type": "application/json",
+        "Via": "1.1 google",
+        "Retry-After": str(retry_after),
+        "X-RateLimit-Scope": "user",
+    }
+    return web.Response(body=json.dumps(body).encode(), status=429, headers=headers)
 
 
 def json_response(data: Any, status: int = 200) -> web.Response:

@@ -88,7 +88,7 @@ async def test_an_edit_corrects_and_a_deletion_erases(
     mnemo.mind.facts["I live in Paris"] = [fact("I live in Paris")]
     mnemo.mind.facts["My PIN is 4711"] = [fact("My PIN is 4711")]
     mnemo.mind.decisions.append(UPDATE_FIRST)
-    async with running(mnemo.app.core, AccessPolicy()):
+    async with running(mnemo.app.core, AccessPolicy(), stream_interval=None):
         original = to_bot(ALICE, "I live in Pari")
         await say(fake_discord, mnemo, original)
         pin = to_bot(ALICE, "My PIN is 4711")
@@ -124,7 +124,7 @@ async def test_history_missed_while_offline_is_learned_once(
 ) -> None:
     mnemo.mind.facts["I have a cat named Miso"] = [fact("I have a cat named Miso")]
     mnemo.mind.facts["I moved to Lyon"] = [fact("I moved to Lyon")]
-    async with running(mnemo.app.core, AccessPolicy()):
+    async with running(mnemo.app.core, AccessPolicy(), stream_interval=None):
         await say(fake_discord, mnemo, to_bot(ALICE, "hello", ALICE_DM_CHANNEL_ID))
     fake_discord.history[ALICE_DM_CHANNEL_ID] = [
         to_bot(ALICE, "I have a cat named Miso", ALICE_DM_CHANNEL_ID)
@@ -133,7 +133,7 @@ async def test_history_missed_while_offline_is_learned_once(
     replies = sent_to(fake_discord, ALICE_DM_CHANNEL_ID) + sent_to(fake_discord, CHANNEL_ID)
 
     for _restart in range(2):
-        async with running(mnemo.app.core, AccessPolicy()):
+        async with running(mnemo.app.core, AccessPolicy(), stream_interval=None):
 
             async def learned() -> bool:
                 return await active(mnemo, ALICE_DM) == ["I have a cat named Miso"] and (
@@ -153,9 +153,9 @@ async def test_a_reply_chain_is_context_of_the_answer(
 ) -> None:
     mnemo.mind.replies += ["Both sound lovely; the lake is easier."]
     idea = payloads.message(next(recent_ids), CHANNEL_ID, BOB, "we could picnic by the lake")
-    async with running(mnemo.app.core, AccessPolicy()):
+    async with running(mnemo.app.core, AccessPolicy(), stream_interval=None):
         await say(fake_discord, mnemo, to_bot(ALICE, "what do you think?", replying_to=idea))
 
-    system = reply_calls(mnemo.llm)[-1].messages[0].content
+    system = reply_calls(mnemo.llm)[-1].system_text
     assert "The message replies to these earlier messages" in system
     assert "- Bob (" in system and "we could picnic by the lake" in system

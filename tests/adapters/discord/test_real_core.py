@@ -41,9 +41,10 @@ ids = itertools.count(time_snowflake(payloads.MESSAGE_TIME))
 async def bot(
     tmp_path: Path, embedder: Embedder, fake_discord: FakeDiscord
 ) -> AsyncIterator[Harness]:
+    # Answers come whole here; test_streaming_real_core.py streams them.
     harness = await open_harness(tmp_path, embedder)
     try:
-        async with running(harness.app.core, AccessPolicy()):
+        async with running(harness.app.core, AccessPolicy(), stream_interval=None):
             yield harness
     finally:
         await harness.app.aclose()

@@ -141,6 +141,7 @@ async def start_bot(
         max_message_chars: int = 4000,
         display_name: str | None = None,
         catch_up: CatchUpBounds | None = None,
+        stream_interval: float | None = None,
     ) -> RunningBot:
         connection = MatrixConnection(
             homeserver=synapse.url,
@@ -158,6 +159,7 @@ async def start_bot(
             max_message_chars=max_message_chars,
             display_name=display_name,
             catch_up=catch_up,
+            stream_interval=stream_interval,
         )
         task = asyncio.create_task(adapter.run())
         async with asyncio.timeout(30):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,7 @@ class Received:
     body: str
     content: dict[str, Any]
     encrypted: bool
+    server_time_ms: int = 0
 
 
 class Person:
@@ -105,6 +107,7 @@ class Person:
                 body=content.get("body", ""),
                 content=content,
                 encrypted=event.decrypted,
+                server_time_ms=event.server_timestamp,
             )
         )
         await self._notify()
@@ -138,6 +141,13 @@ class Person:
         for user in event.users:
             self.typing_seen.add((room.room_id, user))
         await self._notify()
+
+    async def wait_until(
+        self, predicate: Callable[[], bool], seconds: float = WAIT_SECONDS
+    ) -> None:
+        """Until ``predicate`` holds of what this person received."""
+        async with asyncio.timeout(seconds), self._changed:
+            await self._changed.wait_for(predicate)
 
     def messages_from(self, sender: str, room_id: str) -> list[Received]:
         return [m for m in self.received if m.sender == sender and m.room_id == room_id]

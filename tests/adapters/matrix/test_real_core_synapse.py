@@ -144,7 +144,7 @@ async def test_a_group_answer_can_use_another_persons_earlier_message(
     # Carol talks to Bob, not to the bot; Alice replies to her and asks the bot.
     carol_said = await bob_person.send(room_id, "Carol says: a picnic by the lake instead?")
     await alice.say("Mnemo, what about this?", **reply_to(carol_said))
-    prompt = reply_calls(mnemo.llm)[-1].messages[0].content
+    prompt = reply_calls(mnemo.llm)[-1].system_text
     assert "The message replies to these earlier messages" in prompt
     assert f"- {bob_name} (" in prompt and "a picnic by the lake instead?" in prompt
 

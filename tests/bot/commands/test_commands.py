@@ -111,7 +111,7 @@ async def test_forced_search_puts_results_in_the_prompt(tmp_path: Path, embedder
             replies[0].text == "It will be 14 degrees [1].\n\n(searched the web for: weather Paris)"
         )
         assert advisor.calls[0].forced_query == "weather in Paris"
-        system = reply_calls(bot.llm)[0].messages[0].content
+        system = reply_calls(bot.llm)[0].system_text
         assert "https://meteo.example/paris" in system
         # A search is conversation, but web results and commands are never learned from.
         assert [c for c in bot.llm.calls if c.json_schema is not None] == []

@@ -45,10 +45,10 @@ async def test_told_fact_is_in_a_later_prompt_listed_and_forgotten(bot: Harness)
     bot.mind.replies += ["What a lovely name!", "Your cat is called Miso."]
 
     assert await bot.say("alice", "I have a cat named Miso.") == "What a lovely name!"
-    first_system = reply_calls(bot.llm)[0].messages[0].content
+    first_system = reply_calls(bot.llm)[0].system_text
     assert "You do not know anything about Alice yet." in first_system
     assert await bot.say("alice", "What's my cat called?") == "Your cat is called Miso."
-    system = reply_calls(bot.llm)[-1].messages[0].content
+    system = reply_calls(bot.llm)[-1].system_text
     assert "What you know about Alice from earlier conversations" in system
     assert "- Alice has a cat named Miso" in system
 
@@ -60,7 +60,7 @@ async def test_told_fact_is_in_a_later_prompt_listed_and_forgotten(bot: Harness)
     forgotten = await bot.say("alice", "/memory forget 1")
     assert forgotten == "Forgotten for good: #1."
     await bot.say("alice", "Do I have pets?")
-    assert "- Alice has a cat named Miso" not in reply_calls(bot.llm)[-1].messages[0].content
+    assert "- Alice has a cat named Miso" not in reply_calls(bot.llm)[-1].system_text
     assert await facts_of(bot) == []
 
 

@@ -65,10 +65,11 @@ def leaked(text: str, allowed: set[str]) -> set[str]:
 
 
 def parts(messages: Sequence[ChatMessage]) -> tuple[str, str]:
-    """(The system prompt without the group room's transcript, the conversation: the
+    """(The system messages without the group room's transcript, the conversation: the
     transcript's lines and the dialogue's messages.)"""
-    system, *dialogue = messages
-    before, _, after = system.content.partition(TRANSCRIPT_HEADING)
+    system = "\n".join(m.content for m in messages if m.role == "system")
+    dialogue = [m for m in messages[1:-1] if m.role != "system"]
+    before, _, after = system.partition(TRANSCRIPT_HEADING)
     transcript, blank, rest = after.partition("\n\n")
     return before + blank + rest, "\n".join([transcript, *(m.content for m in dialogue)])
 

@@ -46,9 +46,9 @@ async def harness_for(tmp_path: Path, config: Config, embedder: Embedder) -> Har
 
 
 def system_prompts(requests: list[dict[str, Any]]) -> list[str]:
-    """System prompts of the reply requests (structured requests carry a schema)."""
+    """System messages of the reply requests, joined (structured requests carry a schema)."""
     return [
-        r["messages"][0]["content"]
+        "\n".join(m["content"] for m in r["messages"] if m["role"] == "system")
         for r in requests
         if "response_format" not in r and "format" not in r
     ]

@@ -92,8 +92,8 @@ async def test_recalled_facts_stay_the_speakers_own_in_a_shared_conversation(
     bot.mind.facts["My locker code is 4711."] = [fact("My locker code is 4711")]
     await ask(bot, in_room(bot, "bob", "My locker code is 4711."))
     await ask(bot, in_room(bot, "alice", "What's my locker code?"))
-    system = reply_calls(bot.llm)[-1].messages[0].content
-    notes, transcript = system.split(TRANSCRIPT_HEADING)
+    system = reply_calls(bot.llm)[-1].system_text
+    transcript, notes = system.split(TRANSCRIPT_HEADING)[1].split("\n\n", 1)
     # Bob's words are in the conversation, but his fact is not Alice's memory.
     assert '- Bob wrote: "My locker code is 4711."' in transcript
     assert "4711" not in notes  # in no wording, neither Bob's nor Alice's

@@ -62,9 +62,9 @@ def test_the_rooms_turns_are_a_transcript_and_the_message_the_only_user_turn() -
         '- You answered: "Sounds fun, Bob!"',
     ]
     assert "the message you answer now is from Alice" in system.content
-    # The notes come first and stay Alice's; the transcript is not part of them.
-    assert system.content.index("- Alice is scared of heights") < system.content.index(
-        TRANSCRIPT_HEADING
+    # The notes come after the transcript (the cached conversation) and stay Alice's.
+    assert system.content.index(TRANSCRIPT_HEADING) < system.content.index(
+        "- Alice is scared of heights"
     )
 
 

@@ -66,11 +66,11 @@ async def test_weather_follow_up_searches_paris_tomorrow_and_cites_the_source(
     assert follow_up.endswith("Newest message:\nand tomorrow?")
     # The results reached the answer's prompt, beside the conversation history.
     answer_call = reply_calls(bot.llm)[-1]
-    system = answer_call.messages[0].content
+    system = answer_call.system_text
     assert f"URL: {METEOFRANCE}" in system
     assert "averses l'après-midi" in system
     assert "cite every source you use by its number and URL" in system
-    assert [m.content for m in answer_call.messages[1:]] == [
+    assert [m.content for m in answer_call.messages[1:] if m.role != "system"] == [
         "what's the weather in Paris?",
         f"It's 8 °C with passing clouds in Paris [1] {TIMEANDDATE}",
         "and tomorrow?",
@@ -104,7 +104,7 @@ async def test_film_follow_up_searches_the_film_and_only_the_persons_words_are_l
     (decision_call,) = search_decision_calls(bot.llm)
     assert "Alice: I watched Amélie last night" in decision_call.prompt_text
     assert bot.searxng.queries == ["Amélie 2001 film director"]
-    system = reply_calls(bot.llm)[-1].messages[0].content
+    system = reply_calls(bot.llm)[-1].system_text
     assert f"[1] Amélie\n    URL: {WIKIPEDIA_AMELIE}" in system
     assert "Director: Jean-Pierre Jeunet" in system
     assert answer.endswith(WIKIPEDIA_AMELIE)
@@ -119,7 +119,7 @@ async def test_forced_search_command_searches_the_words_as_given(bot: WebBot) ->
 
     assert search_decision_calls(bot.llm) == []
     assert bot.searxng.queries == ["paris weather"]
-    assert f"URL: {TIMEANDDATE}" in reply_calls(bot.llm)[-1].messages[0].content
+    assert f"URL: {TIMEANDDATE}" in reply_calls(bot.llm)[-1].system_text
     assert answer.endswith(TIMEANDDATE)
     # a command is never a source of memory
     assert extraction_calls(bot.llm) == []
@@ -160,7 +160,7 @@ async def test_nothing_found_is_said_after_the_answer(bot: WebBot) -> None:
 
     notice = "I searched the web for “weather tomorrow” but found nothing."
     assert answer == f"I could not find a forecast.\n\n{notice}"
-    assert "Web search results" not in reply_calls(bot.llm)[-1].messages[0].content
+    assert "Web search results" not in reply_calls(bot.llm)[-1].system_text
 
 
 @pytest.mark.parametrize(
@@ -180,7 +180,7 @@ async def test_searxng_failure_answers_without_the_web_and_says_so(
         answer = await bot.say("alice", "what's the weather in Paris?")
 
     assert answer == f"I think it is mild in Paris this time of year.\n\n{UNAVAILABLE_NOTICE}"
-    assert "Web search results" not in reply_calls(bot.llm)[-1].messages[0].content
+    assert "Web search results" not in reply_calls(bot.llm)[-1].system_text
     assert operator_line in caplog.text
 
 
@@ -228,7 +228,7 @@ async def test_search_settings_reach_searxng_and_the_prompt(
     (request,) = searxng.requests
     assert request.parameters["language"] == "en"
     assert request.parameters["safesearch"] == "2"
-    system = reply_calls(harness.llm)[-1].messages[0].content
+    system = reply_calls(harness.llm)[-1].system_text
     assert "[1] Amélie" in system
     assert "[2]" not in system  # max_results = 1
 
@@ -244,7 +244,7 @@ async def test_stored_facts_never_reach_the_search_decision(bot: WebBot) -> None
 
     assert await bot.active_facts() == ["My sister Claire lives in Lyon"]
     # The answer's prompt recalls the fact; the decision sees only the turns and the message.
-    assert "- Alice's sister Claire lives in Lyon" in reply_calls(bot.llm)[-1].messages[0].content
+    assert "- Alice's sister Claire lives in Lyon" in reply_calls(bot.llm)[-1].system_text
     (decision_call,) = search_decision_calls(bot.llm)
     assert "What you know about" not in decision_call.prompt_text
     assert decision_call.prompt_text.count("Claire") == 1  # the earlier turn, not the fact

@@ -62,12 +62,12 @@ async def test_weather_follow_up_calls_the_tool_with_paris_and_tomorrow(bot: Web
     assert len(calls) == 4  # per message: the call that searched, the call that answered
     follow_up = calls[2]
     assert follow_up.tools == (WEB_SEARCH_TOOL,)
-    assert [m.content for m in follow_up.messages[1:]] == [
+    assert [m.content for m in follow_up.messages[1:] if m.role != "system"] == [
         "what's the weather in Paris?",
         f"It's 8 °C with passing clouds in Paris [1] {TIMEANDDATE}",
         "and tomorrow?",
     ]
-    system = follow_up.messages[0].content
+    system = follow_up.system_text
     assert "Today is Sunday, 2026-11-29." in system
     assert "(tomorrow is 2026-11-30)" in system
     # The results went back as the tool's result, answering the model's own call.
@@ -126,7 +126,7 @@ async def test_forced_search_needs_no_decision_and_offers_no_tool(bot: WebBot) -
     assert bot.searxng.queries == ["paris weather"]
     assert tool_offering_calls(bot) == []
     assert search_decision_calls(bot.llm) == []
-    assert f"URL: {TIMEANDDATE}" in reply_calls(bot.llm)[-1].messages[0].content
+    assert f"URL: {TIMEANDDATE}" in reply_calls(bot.llm)[-1].system_text
     assert answer.endswith(TIMEANDDATE)
 
 
@@ -155,7 +155,7 @@ async def test_a_tool_call_that_cannot_run_is_logged_and_answered_without_the_we
     last = reply_calls(bot.llm)[-1]
     assert last.tools == ()
     assert [m.role for m in last.messages] == ["system", "user"]
-    assert "web_search tool" not in last.messages[0].content
+    assert "web_search tool" not in last.system_text
     assert "web search skipped: the model's tool call cannot be run" in caplog.text
     assert problem in caplog.text
 
@@ -176,7 +176,7 @@ async def test_a_second_tool_call_in_the_answer_round_is_not_run(
     assert len(reply_calls(bot.llm)) == 3
     last = reply_calls(bot.llm)[-1]
     assert last.tools == ()
-    assert f"URL: {METEOFRANCE}" in last.messages[0].content
+    assert f"URL: {METEOFRANCE}" in last.system_text
     assert answer == f"Showers tomorrow in Paris [1] {METEOFRANCE}"
     assert "called web_search again in the answer round; not run" in caplog.text
 

@@ -1,0 +1,105 @@
+"""The reply's model calls, streamed to the person as the model writes them.
+
+With an :class:`~bot.streaming.AnswerStream` and a model that streams, the text of each
+reply call goes to the stream as it grows, with tool calls written as text held back
+(:func:`~memory.llm.text_tool_calls.shown_while_streaming`): words before a call may show,
+the call never does. A later call's text takes the place of an earlier one's (a tools
+round's "let me look that up" gives way to the answer). A stream that breaks after some
+text was shown raises :class:`StreamBroke` with that text, so that it stays, with a note.
+Without a stream, or with a model that cannot stream, these are the plain calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.streaming.base import AnswerStream
+from bot.websearch.tool import TOOL_NAME
+from memory.llm import (
+    AnswerCut,
+    AssistantTurn,
+    CallKind,
+    ChatMessage,
+    LanguageModel,
+    LanguageModelError,
+    StreamingModel,
+    ToolCallingModel,
+    ToolsNotSupported,
+    ToolSpec,
+)
+from memory.llm.text_tool_calls import shown_while_streaming
+
+# A piece with one of these may change what can be shown (a word ended, a bracket closed).
+SETTLING = frozenset(" \n\t}])>")
+
+
+class StreamBroke(Exception):
+    """The model's stream broke off after ``shown`` was shown to the person."""
+
+    def __init__(self, shown: str, error: LanguageModelError) -> None:
+        super().__init__(f"the reply's stream broke off after {len(shown)} characters: {error}")
+        self.shown = shown
+
+
+class Showing:
+    """One call's text as it arrives, and what of it the stream was given."""
+
+    def __init__(self, stream: AnswerStream) -> None:
+        self._stream = stream
+        self._text = ""
+        self.shown = ""
+
+    async def add(self, piece: str) -> None:
+        self._text += piece
+        if SETTLING.isdisjoint(piece):
+            return
+        visible = shown_while_streaming(self._text, [TOOL_NAME])
+        if visible and visible != self.shown:
+            self.shown = visible
+            self._stream.grow(visible)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyCalls:
+    llm: LanguageModel
+    stream: AnswerStream | None = None
+    temperature: float | None = None
+
+    async def complete(self, messages: Sequence[ChatMessage]) -> str:
+        """The reply's text, as ``complete`` gives it."""
+        model = self._streaming()
+        if model is None:
+            return await self.llm.complete(
+                messages, kind=CallKind.REPLY, temperature=self.temperature
+            )
+        return (await self._streamed(model, messages, ())).text
+
+    async def complete_with_tools(
+        self, model: ToolCallingModel, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
+    ) -> AssistantTurn:
+        streaming = self._streaming()
+        if streaming is None:
+            return await model.complete_with_tools(messages, tools, temperature=self.temperature)
+        return await self._streamed(streaming, messages, tools)
+
+    def _streaming(self) -> StreamingModel | None:
+        if self.stream is None or not isinstance(self.llm, StreamingModel):
+            return None
+        return self.llm
+
+    async def _streamed(
+        self, model: StreamingModel, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
+    ) -> AssistantTurn:
+        assert self.stream is not None
+        showing = Showing(self.stream)
+        try:
+            return await model.stream(
+                messages, showing.add, tools=tools, temperature=self.temperature
+            )
+        except (AnswerCut, ToolsNotSupported):
+            raise
+        except LanguageModelError as error:
+            if showing.shown:
+                raise StreamBroke(showing.shown, error) from error
+            raise
