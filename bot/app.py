@@ -50,6 +50,8 @@ class Application:
     borrowed: tuple[object, ...] = ()
     # Loading recent scopes into memory after start (awaited by tests and benchmarks).
     warming: asyncio.Task[None] | None = None
+    # Whether this process's queue worker applies queued writes (else other processes do).
+    applies_writes: bool = True
 
     async def start(self) -> None:
         """Start the queue worker and the maintenance jobs in the background; returns at
@@ -197,4 +199,5 @@ async def build_application(
         web_search=web_search,
         reranker=reranker,
         borrowed=tuple(part for part in borrowed_parts if part is not None),
+        applies_writes=settings.apply_queued,
     )

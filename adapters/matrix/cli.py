@@ -15,6 +15,7 @@ from adapters.matrix.settings import connection_from_settings
 from bot.app import build_application
 from bot.config import Config
 from bot.data_folder import DataAccess
+from bot.health.reporter import reporting_status
 from bot.messages import CatchUpBounds
 
 logger = logging.getLogger(__name__)
@@ -62,7 +63,8 @@ class MatrixCommand:
                     ),
                 )
                 await application.start()
-                await adapter.run()
+                async with reporting_status(application, adapter.connected):
+                    await adapter.run()
             finally:
                 await application.aclose()
         except MatrixAdapterError as error:
