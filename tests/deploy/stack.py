@@ -21,6 +21,7 @@ PROJECT_FOLDERS = ("docker",)
 COMPOSE_SECONDS = 900
 # The stand-in Ollama's port, published on 127.0.0.1 by the compose file.
 OLLAMA = "http://127.0.0.1:11434"
+READY = "Matrix adapter ready as"
 
 
 def compose_binary() -> Path:
@@ -96,6 +97,20 @@ class Stack:
             timeout=120,
         )  # fmt: skip
         return finished.stdout + finished.stderr
+
+    def started_bots(self) -> int:
+        """How often the bot has become ready in its current container (its log says so)."""
+        return self.logs("bot", tail=100_000).count(READY)
+
+    def wait_until_ready(self, before: int, seconds: float = 240) -> None:
+        """Until the bot is ready once more than ``before``: what is said earlier counts as
+        said while it was away (learned from, not answered)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self.started_bots() > before:
+                return
+            time.sleep(1)
+        raise AssertionError(f"the bot did not become ready:\n{self.logs('bot')}")
 
     def containers(self, service: str) -> list[str]:
         found = self.compose("ps", "--all", "--quiet", service).stdout.split()

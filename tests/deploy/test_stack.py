@@ -120,6 +120,7 @@ async def test_the_sqlite_stack_answers_learns_keeps_and_stops_cleanly(
 
     began = time.monotonic()
     stack.compose("up", "-d")
+    stack.wait_until_ready(0)
     chat = await open_chat(synapse, people, tmp_path, "alice", bot.user_id)
     assert await chat.say(CAT) == NOTED
     record("up_to_first_answer_seconds", round(time.monotonic() - began, 1))
@@ -133,7 +134,9 @@ async def test_the_sqlite_stack_answers_learns_keeps_and_stops_cleanly(
 
     stack.wait_until_healthy("bot")
 
+    started = stack.started_bots()
     record("restart_bot_seconds", round(stack.timed("restart", "bot"), 1))
+    stack.wait_until_ready(started)
     assert "My cat is called Miso" in await chat.until_listed("My cat is called Miso")
 
     # A message whose learning is under way when the bot is stopped is learned after.
@@ -144,11 +147,14 @@ async def test_the_sqlite_stack_answers_learns_keeps_and_stops_cleanly(
     record("sigterm_stop_seconds", round(seconds, 1))
     assert exit_code == 0, "the bot did not stop on SIGTERM within the grace period"
     ollama_standin("/standin/release", {})
+    started = stack.started_bots()
     stack.compose("up", "-d")
+    stack.wait_until_ready(started)
     await chat.until_listed("My dog is called Rex")
 
     stack.compose("down")
     stack.compose("up", "-d")
+    stack.wait_until_ready(0)
     listing = await chat.until_listed("My cat is called Miso", "My dog is called Rex")
     assert listing.count("#") == 2, listing
 
@@ -184,6 +190,7 @@ async def test_the_postgres_profile_migrates_once_and_two_workers_share_the_queu
     stack.write_env({**matrix_settings(synapse, bot), **postgres_settings(password)})
 
     stack.compose("--profile", "postgres", "up", "-d")
+    stack.wait_until_ready(0)
     [migrate] = stack.containers("migrate")
     assert stack.inspect(migrate)["State"]["ExitCode"] == 0
     assert "upgraded the database" in stack.logs("migrate")
