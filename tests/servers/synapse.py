@@ -149,9 +149,7 @@ class SynapseServer:
         (self.directory / "signing.key").write_text(_signing_key())
         (self.directory / "log.config.yaml").write_text(json.dumps(log_config(self.directory)))
         config_path = self.directory / "homeserver.yaml"
-        config = homeserver_config(
-            self.directory, self.port, self.shared_secret, self.bind_address
-        )
+        config = homeserver_config(self.directory, self.port, self.shared_secret, self.bind_address)
         config_path.write_text(json.dumps(config, indent=2))
         return config_path
 
