@@ -32,6 +32,7 @@ OLLAMA_FILES = (
     "tests/servers/ollama_server.py",
     "tests/faults/llm_stand_in.py",
     "tests/deploy/standins/ollama.py",
+    "tests/deploy/standins/ollama_cli.py",
 )
 SEARXNG_FILES = ("tests/servers/searxng_server.py", "tests/deploy/standins/searxng.py")
 

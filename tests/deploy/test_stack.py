@@ -132,6 +132,14 @@ async def test_the_sqlite_stack_answers_learns_keeps_and_stops_cleanly(
     assert lines and all(line.startswith(("ok", "skip")) for line in lines), doctor.stdout
     assert any(line.startswith("ok   matrix") for line in lines), doctor.stdout
 
+    # .env.example says: after changing the embedding model, re-run calibration. It scores
+    # the sentence pairs shipped inside the package (package data the image must carry).
+    calibration = stack.compose("run", "--rm", "--no-deps", "bot", "calibrate", check=False)
+    assert calibration.returncode == 0, calibration.stdout + calibration.stderr
+    printed = " ".join(calibration.stdout.split())  # rich wraps at 80 columns
+    assert "96 pairs from /opt/mnemo/lib/python3.11/site-packages/memory/calibration" in printed
+    assert "model ollama/all-minilm" in printed
+
     stack.wait_until_healthy("bot")
 
     started = stack.started_bots()

@@ -9,18 +9,14 @@ all-MiniLM-L6-v2 vectors (fastembed, the model copied into the image), ``/api/ve
 
 For the test, on the published port: ``GET /standin/calls`` lists the chat calls (kind,
 client address, last user text); ``POST /standin/hold`` makes extraction calls wait until
-``POST /standin/release``.
+``POST /standin/release``. The ``ollama`` command is ``ollama_cli``.
 """
 
 from __future__ import annotations
 
 import io
 import json
-import os
-import sys
 import threading
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
@@ -150,43 +146,9 @@ class StandInOllama(OllamaServer):
         return Handler
 
 
-def serve() -> int:
+def serve() -> None:
     server = StandInOllama()
     server.host, server.port = "0.0.0.0", PORT
     server.start()
     print(f"stand-in Ollama listening on :{PORT}, models: {list(server.models)}", flush=True)
     threading.Event().wait()
-    return 0
-
-
-def request(path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-    host = os.environ.get("OLLAMA_HOST", f"http://127.0.0.1:{PORT}").rstrip("/")
-    data = None if body is None else json.dumps(body).encode()
-    with urllib.request.urlopen(f"{host}{path}", data=data, timeout=30) as response:
-        answer: dict[str, Any] = json.loads(response.read())
-        return answer
-
-
-def main(argv: Sequence[str]) -> int:
-    """The three sub-commands the compose file uses."""
-    command, *arguments = list(argv) or ["serve"]
-    try:
-        if command == "serve":
-            return serve()
-        if command == "list":
-            print("NAME")
-            for model in request("/api/tags")["models"]:
-                print(model["name"])
-            return 0
-        if command == "pull" and len(arguments) == 1:
-            print(request("/api/pull", {"model": arguments[0], "stream": False})["status"])
-            return 0
-    except (urllib.error.URLError, OSError) as error:
-        print(f"Error: could not connect to ollama server: {error}", file=sys.stderr)
-        return 1
-    print(f"the stand-in knows serve, list and pull NAME, not {' '.join(argv)}", file=sys.stderr)
-    return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -5,7 +5,7 @@ FROM ${BASE}
 USER root
 COPY standin /standin
 COPY model /standin/model
-RUN printf '#!/bin/sh\nexec python -m tests.deploy.standins.ollama "$@"\n' > /usr/local/bin/ollama \
+RUN printf '#!/bin/sh\nexec python -m tests.deploy.standins.ollama_cli "$@"\n' > /usr/local/bin/ollama \
     && chmod 755 /usr/local/bin/ollama
 ENV PYTHONPATH=/standin
 WORKDIR /
