@@ -55,6 +55,13 @@ def test_the_stack_has_the_bot_ollama_searxng_and_a_model_puller(compose: dict[s
     assert services(compose)["bot"]["build"] == "."
 
 
+def test_the_bot_and_the_workers_have_time_to_stop_cleanly(compose: dict[str, Any]) -> None:
+    # SIGTERM gives writes under way 5 s (WriteSettings.shutdown_grace_seconds), then the
+    # parts close: more than Docker's default 10 s before SIGKILL on a loaded machine.
+    for name in ("bot", "worker"):
+        assert services(compose)[name]["stop_grace_period"] == "30s"
+
+
 def test_the_bot_waits_for_healthy_dependencies_and_pulled_models(
     compose: dict[str, Any],
 ) -> None:
