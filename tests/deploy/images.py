@@ -103,16 +103,17 @@ def build_base(docker: Docker, work: Path) -> None:
     shutil.copyfile(HOST_CA_BUNDLE, root / "etc/ssl/certs/ca-certificates.crt")
     for leftover in (root / "var/cache/apt/archives").glob("*.deb"):
         leftover.unlink()
-    archive = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
-    subprocess.run(
-        ["docker", "import", "-", BASE],
-        stdin=archive.stdout,
-        env=docker.environment,
-        check=True,
-        capture_output=True,
-        timeout=BUILD_SECONDS,
-    )
-    archive.wait()
+    with subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE) as archive:
+        subprocess.run(
+            ["docker", "import", "-", BASE],
+            stdin=archive.stdout,
+            env=docker.environment,
+            check=True,
+            capture_output=True,
+            timeout=BUILD_SECONDS,
+        )
+    if archive.returncode != 0:
+        raise RuntimeError(f"tar of the base's root file system failed ({archive.returncode})")
     shutil.rmtree(root, ignore_errors=True)
 
 
