@@ -125,3 +125,7 @@ class DockerDaemon:
             self._process.kill()
             self._process.wait(timeout=10)
         self._process = None
+        # dockerd leaves its own network namespace mounted in the exec root.
+        namespace = self.directory / "exec" / "netns" / "default"
+        if namespace.is_mount():
+            subprocess.run(["umount", str(namespace)], check=False, capture_output=True)
