@@ -7,8 +7,10 @@
 
 FROM python:3.11-slim AS build
 
+# No .pyc files either: they make the image bigger and no start-up measurably faster.
 ENV PIP_NO_CACHE_DIR=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PYTHONDONTWRITEBYTECODE=1
 RUN python -m venv /opt/mnemo
 
 WORKDIR /src
@@ -22,9 +24,9 @@ RUN mkdir adapters bot memory \
 COPY adapters ./adapters
 COPY bot ./bot
 COPY memory ./memory
-# pip itself is not needed to run the bot.
+# pip and setuptools are not needed to run the bot.
 RUN /opt/mnemo/bin/pip install --no-deps . \
-    && /opt/mnemo/bin/pip uninstall --yes pip
+    && /opt/mnemo/bin/pip uninstall --yes setuptools pip
 
 FROM python:3.11-slim
 
