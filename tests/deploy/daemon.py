@@ -127,5 +127,5 @@ class DockerDaemon:
         self._process = None
         # dockerd leaves its own network namespace mounted in the exec root.
         namespace = self.directory / "exec" / "netns" / "default"
-        if namespace.is_mount():
+        if os.path.ismount(namespace):  # Path.is_mount says False for a file before 3.12
             subprocess.run(["umount", str(namespace)], check=False, capture_output=True)
