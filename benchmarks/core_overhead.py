@@ -1,16 +1,17 @@
 """The time the conversation core adds to a reply beyond the LLM call, with 1,000 facts.
 
     .venv/bin/python -m benchmarks.core_overhead [--facts 1000] [--messages 60]
+        [--model NAME --model-path DIR]
 
 One person has ``--facts`` facts in one DM scope (real sentences, embedded with the real
 all-MiniLM-L6-v2 and indexed in LanceDB), and two other people have as many each, so the scope
-filter has rows to exclude. Each measured message goes through ``core.handle`` exactly as an
-adapter sends it: addressing, rate limit, taking the message in (its turn and queue row, in one
-transaction, before the reply), recall, reading turns, prompt assembly, the LLM call, and
-storing the answer. The LLM is an instant scripted model whose time is measured and subtracted
-anyway. The queue worker starts on the message at once, so with this instant model its work
-falls inside the measured time; the queue is drained between messages, so it does not compete
-with the next reply.
+filter has rows to exclude (``--model``: another embedding model, with its prompts). Each
+measured message goes through ``core.handle`` exactly as an adapter sends it: addressing, rate
+limit, taking the message in (its turn and queue row, in one transaction, before the reply),
+recall, reading turns, prompt assembly, the LLM call, and storing the answer. The LLM is an
+instant scripted model whose time is measured and subtracted anyway. The queue worker starts on
+the message at once, so with this instant model its work falls inside the measured time; the
+queue is drained between messages, so it does not compete with the next reply.
 
 Statements take passive recall (top 6); questions take the lookup path (a pool of 50 by
 cosine; no cross-encoder, as on a machine without one). Prints p50/p95/max in milliseconds.
@@ -31,13 +32,14 @@ from typing import Any
 import numpy as np
 
 from bot.app import Application, build_application
+from bot.components import build_embedder
 from bot.config import Config
 from bot.messages import IncomingMessage
 from memory.indexing import index_facts
 from memory.llm import CallKind, ChatMessage, ScriptedLanguageModel
 from memory.records import NewFact
 from memory.scope import Scope
-from tests.conftest import LOCAL_MODEL_DIRECTORY, real_embedder
+from tests.conftest import LOCAL_MODEL_DIRECTORY, MODEL_NAME
 
 SUBJECTS = ("sister", "neighbour", "colleague", "cousin", "dentist", "landlord", "friend")
 THINGS = ("book", "film", "dish", "city", "song", "game", "tea", "sport", "car", "painter")
@@ -154,12 +156,14 @@ def report(name: str, values: list[float] | tuple[list[float], list[float]]) -> 
     print(line)
 
 
-def benchmark_config(directory: str) -> Config:
-    """A data folder in ``directory``, the offline model, no reranker, no rate limit."""
+def benchmark_config(
+    directory: str, model: str = MODEL_NAME, model_path: Path = LOCAL_MODEL_DIRECTORY
+) -> Config:
+    """A data folder in ``directory``, an offline model, no reranker, no rate limit."""
     return Config.model_validate(
         {
             "storage": {"data_dir": str(Path(directory) / "data")},
-            "embedding": {"model_path": str(LOCAL_MODEL_DIRECTORY)},
+            "embedding": {"model": model, "model_path": str(model_path)},
             "memory": {"reranker_model": ""},
             "chat": {"rate_limit_per_minute": 100_000},
         }
@@ -175,11 +179,12 @@ async def fill_three_people(application: Application, fact_count: int) -> None:
     await application.index.optimize()
 
 
-async def run(fact_count: int, messages: int) -> None:
+async def run(fact_count: int, messages: int, embedding: str, embedding_path: Path) -> None:
     with tempfile.TemporaryDirectory() as directory:
         model = TimedModel()
+        config = benchmark_config(directory, embedding, embedding_path)
         application = await build_application(
-            benchmark_config(directory), llm=model, embedder=real_embedder()
+            config, llm=model, embedder=build_embedder(config.embedding)
         )
         try:
             started = time.perf_counter()
@@ -205,8 +210,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--facts", type=int, default=1000, help="facts in the measured scope")
     parser.add_argument("--messages", type=int, default=60, help="messages measured in all")
+    parser.add_argument("--model", default=MODEL_NAME, help="embedding model")
+    parser.add_argument("--model-path", type=Path, default=LOCAL_MODEL_DIRECTORY)
     arguments = parser.parse_args()
-    asyncio.run(run(arguments.facts, arguments.messages))
+    asyncio.run(run(arguments.facts, arguments.messages, arguments.model, arguments.model_path))
 
 
 if __name__ == "__main__":

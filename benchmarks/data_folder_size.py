@@ -18,12 +18,11 @@ and ``--single-forgets`` single ``forget <n>``, through ``MemoryWriter.forget_al
 ``forget`` (SQLite erase, index erase, WAL truncated). After each phase the scheduled
 storage job runs (index compaction, free pages given back), and the folder, the live size
 (SQLite pages in use + index rows and indices of the current version) and the search
-latency (p50 of 200 scoped searches, as recall does them, mostly from the scope cache; and
-p50/p95 of the same searches through LanceDB, a second handle without the cache) are
-printed, with the index's fragments and what the process handed to ``write`` during the
-phase (``wchar``: SQLite and the index). ``--measure-at`` also measures during the adds (the
-storage job runs there too). The people's turns
-are stored as the bot stores them (the bot keeps them 30 days; no purge runs here).
+latency (p50/p95 of 200 scoped searches, as recall does them) are printed, with the
+index's fragments and what the process handed to ``write`` during the phase (``wchar``:
+SQLite and the index). ``--measure-at`` also measures during the adds (the storage job runs
+there too). The people's turns are stored as the bot stores them (the bot keeps them 30
+days; no purge runs here).
 """
 
 from __future__ import annotations
@@ -120,8 +119,7 @@ class Phase:
     index_mib: float
     ratio: float
     search_p50_ms: float
-    uncached_p50_ms: float
-    uncached_p95_ms: float
+    search_p95_ms: float
     fragments: int
     written_mib: float
 
@@ -146,15 +144,6 @@ async def search_ms(index: LanceFactIndex, embedder: HashingEmbedder, people: in
         await index.search(person(n % people), vector, limit=6)
         timings.append((time.perf_counter() - started) * 1000)
     return timings
-
-
-async def uncached_search_ms(path: Path, embedder: HashingEmbedder, people: int) -> list[float]:
-    """The same searches through a second handle without the scope cache: LanceDB's own."""
-    index = await LanceFactIndex.open(path, dimension=DIMENSION, scope_cache_rows=0)
-    try:
-        return await search_ms(index, embedder, people)
-    finally:
-        await index.aclose()
 
 
 class Bench:
@@ -191,8 +180,7 @@ class Bench:
         index = await self.index.space()
         folder = await asyncio.to_thread(folder_bytes, self.data_dir)
         live = database.live_bytes + index.live_bytes
-        warm = await search_ms(self.index, self.embedder, self.people)
-        uncached = await uncached_search_ms(self.index.path, self.embedder, self.people)
+        searches = await search_ms(self.index, self.embedder, self.people)
         phase = Phase(
             name,
             round(time.perf_counter() - self.started),
@@ -201,9 +189,8 @@ class Bench:
             round(database.live_bytes / 2**20, 1),
             round(index.live_bytes / 2**20, 1),
             round(folder / live, 2),
-            round(statistics.median(warm), 1),
-            round(statistics.median(uncached), 1),
-            round(statistics.quantiles(uncached, n=20)[18], 1),
+            round(statistics.median(searches), 1),
+            round(statistics.quantiles(searches, n=20)[18], 1),
             await self.index.fragment_count(),
             round((bytes_written() - self.written_before) / 2**20, 1),
         )

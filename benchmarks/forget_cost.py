@@ -67,12 +67,10 @@ def facts(start: int, count: int, rng: np.random.Generator) -> list[IndexedFact]
 
 
 async def filled_index(folder: Path, size: int, full_text: bool) -> LanceFactIndex:
-    index = await LanceFactIndex.open(folder, dimension=DIMENSION)
+    index = await LanceFactIndex.open(folder, dimension=DIMENSION, full_text_index=full_text)
     rng = np.random.default_rng(size)
     for start in range(1, size + 1, BATCH):
         await index.upsert(facts(start, min(BATCH, size + 1 - start), rng))
-    if full_text:
-        await index.full_text_search(person(0), "board games", limit=1)
     await index.optimize()
     return index
 

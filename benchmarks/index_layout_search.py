@@ -62,9 +62,7 @@ def layouts(size: int) -> dict[str, list[int]]:
 
 
 async def built(folder: Path, fragment_rows: list[int], merged_segments: bool) -> LanceFactIndex:
-    index = await LanceFactIndex.open(
-        folder, dimension=DIMENSION, optimize_every=NEVER, scope_cache_rows=0
-    )
+    index = await LanceFactIndex.open(folder, dimension=DIMENSION, optimize_every=NEVER)
     rng = np.random.default_rng(len(fragment_rows))
     start = 1
     for rows in fragment_rows:
@@ -110,9 +108,7 @@ async def run(size: int, rounds: int, workdir: Path) -> list[Measurement]:
     for round_number in range(1, rounds + 1):
         for (name, _), (folder, fragments) in opened.items():
             # A fresh handle: LanceDB's caches start cold, as after a restart.
-            fresh = await LanceFactIndex.open(
-                folder, dimension=DIMENSION, optimize_every=NEVER, scope_cache_rows=0
-            )
+            fresh = await LanceFactIndex.open(folder, dimension=DIMENSION, optimize_every=NEVER)
             timings = await timings_ms(fresh, round_number)
             await fresh.aclose()
             quantiles = statistics.quantiles(timings, n=20)

@@ -8,7 +8,7 @@ as reconcile leaves it), then ``--learned`` facts written one at a time as the w
 writes them (each its own ``upsert``; the index compacts every 32 writes). Measured: the bytes
 the process handed to ``write`` meanwhile (``wchar`` of ``/proc/self/io``: the index is the
 only writer), per learned fact, the time per learned fact, and afterwards the fragments, the
-folder, and the p50 of 200 scoped searches through LanceDB (the in-memory scope cache off).
+folder, and the p50 of 200 scoped searches.
 Vectors are seeded random. To compare with another version of the code, run this file with
 ``PYTHONPATH`` set to that version's checkout.
 """
@@ -69,12 +69,10 @@ async def search_p50_ms(index: LanceFactIndex, rng: np.random.Generator) -> floa
 
 async def measure(size: int, full_text: bool, learned: int, workdir: Path) -> Measurement:
     folder = workdir / f"index-{size}-{full_text}"
-    index = await LanceFactIndex.open(folder, dimension=DIMENSION, scope_cache_rows=0)
+    index = await LanceFactIndex.open(folder, dimension=DIMENSION, full_text_index=full_text)
     rng = np.random.default_rng(size)
     for start in range(1, size + 1, BATCH):
         await index.upsert(facts(start, min(BATCH, size + 1 - start), rng))
-    if full_text:
-        await index.full_text_search(person(0), "board games", limit=1)
     await index.optimize()
     before, started = bytes_written(), time.perf_counter()
     for fact_id in range(size + 1, size + 1 + learned):

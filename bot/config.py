@@ -24,6 +24,8 @@ from pydantic import (
 )
 from sqlalchemy import URL, make_url
 
+from memory.calibration.known import calibrated_threshold
+from memory.embedding.prompts import Prompts, default_prompts
 from memory.llm import TokenBudgets
 from memory.scope import ScopeMode
 from memory.store.database import sqlite_url
@@ -104,20 +106,35 @@ class EmbeddingSettings(Section):
     model_path: Path | None = Field(None, description="local ONNX directory (offline use)")
     dimension: int | None = Field(None, gt=0, description="needed for models fastembed lacks")
     pooling: Literal["mean", "cls"] = "mean"
-    # One ONNX thread: extra threads spin for work and, beside a busy event loop, cost 2-3x
-    # the CPU per text and as much in wall time (docs/benchmarks.md, "Load").
+    # One ONNX thread: extra threads spin for work and, beside a busy event loop, cost more
+    # CPU per text and more wall time than they save (docs/benchmarks.md, "Load").
     threads: int = Field(1, ge=0, description="ONNX Runtime threads (0: one per core)")
-    # Two calls of one thread each: a burst of reply texts is split across two cores (50
-    # people at once: the texts' wait halved, docs/benchmarks.md "Load"); no spinning.
+    # Two calls of one thread each: a burst of reply texts is split across two cores, so the
+    # texts of many people at once wait less (docs/benchmarks.md, "Load"); no spinning.
     parallel_calls: int = Field(2, ge=1, description="model calls at once for reply texts")
     cache_dir: Path | None = None
     ollama_url: str = "http://127.0.0.1:11434"
+    # Unset: the model's own prompts if Mnemo knows it (EmbeddingGemma, e5), else none.
+    query_prompt: str | None = Field(None, description="put before a message that seeks facts")
+    document_prompt: str | None = Field(None, description="put before a fact as it is stored")
+    similarity_prompt: str | None = Field(None, description="put before a compared sentence")
+
+    def prompts(self) -> Prompts:
+        known = default_prompts(self.model)
+        return Prompts(
+            query=known.query if self.query_prompt is None else self.query_prompt,
+            document=known.document if self.document_prompt is None else self.document_prompt,
+            similarity=known.similarity
+            if self.similarity_prompt is None
+            else self.similarity_prompt,
+        )
 
 
 class MemorySettings(Section):
     scope_mode: ScopeMode = ScopeMode.USER_ROOM
-    # From `mnemo calibrate` on the shipped pairs with all-MiniLM-L6-v2 (docs/benchmarks.md):
-    # the lowest pair that must be a candidate scores 0.36, minus a 0.05 margin for recall.
+    # What `mnemo calibrate` recommends on the shipped pairs for all-MiniLM-L6-v2: the lowest
+    # pair that must be a candidate, minus a margin for recall (docs/benchmarks.md,
+    # "Calibration of the candidate threshold").
     candidate_threshold: float = Field(CALIBRATED_CANDIDATE_THRESHOLD, ge=-1.0, le=1.0)
     candidate_limit: int = Field(5, ge=1, le=50)
     recall_top_k: int = Field(6, ge=1, le=100)
@@ -145,6 +162,9 @@ class LLMSettings(Section):
     timeout_seconds: float = Field(120.0, gt=0)
     temperature: float = Field(0.3, ge=0.0, le=2.0)
     seed: int | None = Field(None, description="sampling seed, for reproducible measurements")
+    background_calls: int = Field(
+        1, ge=1, description="memory work's model calls at the server at once (its slots)"
+    )
     # Token budgets per call kind (max_tokens / num_predict): an answer stops there instead
     # of running into the timeout. Flat keys, so MNEMO_LLM__MAX_TOKENS_REPLY works too.
     max_tokens_reply: int = Field(DEFAULT_BUDGETS.reply, ge=16)
@@ -276,6 +296,22 @@ class Config(Section):
     discord: DiscordSettings = DiscordSettings()
     scheduler: SchedulerSettings = SchedulerSettings()
     logging: LoggingSettings = LoggingSettings()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _threshold_of_the_model(cls, data: Any) -> Any:
+        """Unset, memory.candidate_threshold is the one calibrate measured for the
+        configured embedding model (all-MiniLM-L6-v2's for a model it has not measured)."""
+        if not isinstance(data, dict):
+            return data
+        memory, embedding = data.get("memory", {}), data.get("embedding", {})
+        if not isinstance(memory, dict) or "candidate_threshold" in memory:
+            return data
+        model = embedding.get("model") if isinstance(embedding, dict) else None
+        known = calibrated_threshold(model) if isinstance(model, str) else None
+        if known is None:
+            return data
+        return {**data, "memory": {**memory, "candidate_threshold": known}}
 
 
 def describe_errors(error: ValidationError) -> str:

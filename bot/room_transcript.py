@@ -4,9 +4,10 @@ The reply prompt (:mod:`bot.core.reply_prompt`) and the web search decision prom
 (:mod:`bot.websearch.decision_prompt`) both show a group room's turns this way.
 
 Given as "Name: text" user messages, the room's turns were what the real 0.5B model imitated:
-it answered in the asker's voice, repeating the question, and no answer used another person's
-message (0 of 5, docs/benchmarks.md). As a transcript in the system prompt, each line saying
-who wrote it and the bot's own answers as "You answered", it used them. Other people's words
+it answered in the asker's voice, repeating the question, and did not use another person's
+message. As a transcript in the system prompt, each line saying who wrote it and the bot's
+own answers as "You answered", it used them (docs/benchmarks.md, "Group answers and edits
+with a real model"). Other people's words
 must not gain the system prompt's authority: the heading calls them quoted chat, not
 instructions; each text is one line (a line break cannot start a fake heading or a
 "System:" line) inside a JSON string (a quote mark cannot end it early), cut to

@@ -34,6 +34,7 @@ from memory.embedding.base import Embedder
 from memory.index.base import VectorIndex
 from memory.indexing import reconcile
 from memory.llm.base import LanguageModel
+from memory.priority import Priority
 from memory.store import Store, utc_now
 from memory.store.job_election import elected
 from memory.store.space import give_back_free_pages
@@ -73,7 +74,7 @@ def last_run_key(name: str) -> str:
 
 
 async def last_run(store: Store, name: str) -> datetime | None:
-    async with store.transaction() as transaction:
+    async with store.transaction(priority=Priority.BACKGROUND) as transaction:
         value = await transaction.get_setting(last_run_key(name))
     return None if value is None else datetime.fromisoformat(value)
 
@@ -151,7 +152,7 @@ class MaintenanceScheduler:
                 # A failing job must not stop the others or the bot; it runs again next time.
                 log.exception("scheduled job %s failed", name)
                 return None
-            async with self.store.transaction() as transaction:
+            async with self.store.transaction(priority=Priority.BACKGROUND) as transaction:
                 await transaction.set_setting(last_run_key(name), started.isoformat())
         log.info("scheduled job %s: %s", name, summary)
         return summary
@@ -221,11 +222,11 @@ def purge_job(
 
     async def run() -> str:
         now = clock()
-        async with store.transaction() as transaction:
+        async with store.transaction(priority=Priority.BACKGROUND) as transaction:
             turns = await transaction.turns.purge_older_than(
                 now - timedelta(days=settings.conversation_retention_days)
             )
-        async with store.transaction(index=index) as transaction:
+        async with store.transaction(index=index, priority=Priority.BACKGROUND) as transaction:
             facts = await transaction.facts.admin_purge_deleted_before(
                 now - timedelta(days=settings.deleted_fact_retention_days)
             )
@@ -242,7 +243,8 @@ def storage_job(
     retention = timedelta(days=config.scheduler.upgrade_backup_retention_days)
 
     async def run() -> str:
-        await index.optimize()
+        async with store.database.writing(Priority.BACKGROUND):
+            await index.optimize()
         freed = await give_back_free_pages(store.database)
         expired = await store.expire_backups(older_than=clock() - retention)
         return (

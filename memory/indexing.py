@@ -2,24 +2,24 @@
 
 Write paths hand the index rows to their store transaction (``store.transaction(index=...)``).
 pgvector writes them in that transaction: facts and vectors cannot diverge. LanceDB writes
-them after the commit: if the process dies in between, the index is missing a row or holds a
-stale one, and :func:`reconcile` (run at start-up, on a schedule and to rebuild a broken
-index) makes it match again. It writes without this process's commit locks, so each of its
-writes re-reads its facts inside the store's index gate (:mod:`memory.store.index_gate`): a
-fact forgotten since reconcile read it is never written back, and a fact an undo restored
-meanwhile keeps the row the undo wrote. Against other processes (PostgreSQL) its writes
-read the facts again under the people's locks: the stale rows' delete here, the rows'
-upsert in :meth:`memory.index.pgvector.PgVectorIndex.upsert`.
+them after the commit, within the writer's turn: if the process dies in between, the index is
+missing a row or holds a stale one, and :func:`reconcile` (run at start-up, on a schedule and
+to rebuild a broken index) makes it match again. Its writes are made from a read of the
+database taken earlier, so each one reads its facts again in a transaction of its own and
+writes only what that read allows, within the same turn (SQLite) or under the people's
+locks (PostgreSQL): a fact forgotten since is never written back, and a fact an undo
+restored meanwhile keeps the row the undo wrote.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from memory.embedding.base import Embedder, Vectors
 from memory.index.base import IndexedFact, IndexWrites, VectorIndex
+from memory.priority import Priority
 from memory.records import Fact
 from memory.store import Store
 
@@ -43,7 +43,7 @@ async def index_facts(
     if not facts:
         return
     if vectors is None:
-        vectors = await embedder.embed([fact.text for fact in facts])
+        vectors = await embedder.embed([fact.text for fact in facts], "document")
     await index.upsert(to_indexed(facts, vectors, embedder.model_name))
 
 
@@ -68,9 +68,11 @@ async def reconcile(
     *,
     dry_run: bool = False,
     batch_size: int = 256,
+    on_progress: Callable[[int, int], None] = lambda done, total: None,
 ) -> ReconcileReport:
-    """Make the index hold exactly the active facts of SQLite, embedded by ``embedder``."""
-    async with store.transaction() as transaction:
+    """Make the index hold exactly the active facts of SQLite, embedded by ``embedder``;
+    ``on_progress(done, total)`` after each batch of facts embedded."""
+    async with store.read() as transaction:
         active = {fact.id: fact for fact in await transaction.facts.admin_active_facts()}
     indexed = await index.indexed_models()
     stale = [fact_id for fact_id in indexed if fact_id not in active]
@@ -84,8 +86,10 @@ async def reconcile(
     if dry_run:
         return report
     if not report.in_step:
-        await _repair(store, index, embedder, stale, missing + outdated, batch_size, report)
-    await index.optimize()
+        to_embed = missing + outdated
+        await _repair(store, index, embedder, stale, to_embed, batch_size, report, on_progress)
+    async with store.database.writing(Priority.BACKGROUND):
+        await index.optimize()
     return report
 
 
@@ -97,6 +101,7 @@ async def _repair(
     to_embed: list[Fact],
     batch_size: int,
     report: ReconcileReport,
+    on_progress: Callable[[int, int], None],
 ) -> None:
     log.info(
         "reconcile: %d missing, %d stale, %d to re-embed",
@@ -107,37 +112,29 @@ async def _repair(
     await _delete_still_stale(store, index, stale)
     for start in range(0, len(to_embed), batch_size):
         batch = to_embed[start : start + batch_size]
-        vectors = await embedder.embed([fact.text for fact in batch])
-        written = await _write_still_active(
-            store, index, to_indexed(batch, vectors, embedder.model_name)
-        )
-        async with store.transaction() as transaction:
-            await transaction.facts.set_embedding_model(written, embedder.model_name)
+        vectors = await embedder.embed([fact.text for fact in batch], "document")
+        await _write_still_active(store, index, to_indexed(batch, vectors, embedder.model_name))
+        on_progress(start + len(batch), len(to_embed))
 
 
 async def _delete_still_stale(store: Store, index: VectorIndex, stale: list[int]) -> None:
     """Delete the rows of the facts that are still not active, read again: a write committed
     since the database was read (a worker, an undo) made facts active and indexed them, and
-    their rows must stay. The re-read and the delete hold off the commits that could come
-    between them: the people's locks, on PostgreSQL, where the rows are deleted in that same
-    transaction; this process's index gate, for LanceDB, whose rows are deleted after it."""
+    their rows must stay."""
     if not stale:
         return
-    async with store.index_gate.checking(), store.transaction(index=index) as transaction:
+    async with store.transaction(index=index, priority=Priority.BACKGROUND) as transaction:
         await transaction.lock_people(await transaction.facts.admin_owners(stale))
         active = await transaction.facts.admin_active_ids(stale)
         await transaction.index.delete([fact_id for fact_id in stale if fact_id not in active])
 
 
-async def _write_still_active(
-    store: Store, index: VectorIndex, rows: list[IndexedFact]
-) -> list[int]:
-    """Write the rows whose facts are still active, read again inside the index gate (a
-    forget or a commit may have come since they were read); the ids written. (pgvector
-    reads them once more under the people's locks, for the other processes' commits.)"""
-    async with store.index_gate.checking():
-        async with store.read() as transaction:
-            active = await transaction.facts.admin_active_ids([row.fact_id for row in rows])
+async def _write_still_active(store: Store, index: VectorIndex, rows: list[IndexedFact]) -> None:
+    """Write the rows whose facts are still active, read again (a forget or a commit may have
+    come since they were read), and record the model that made them."""
+    async with store.transaction(index=index, priority=Priority.BACKGROUND) as transaction:
+        await transaction.lock_people({row.owner for row in rows})
+        active = await transaction.facts.admin_active_ids([row.fact_id for row in rows])
         kept = [row for row in rows if row.fact_id in active]
-        await index.upsert(kept)
-    return [row.fact_id for row in kept]
+        await transaction.index.upsert(kept)
+        await transaction.facts.set_embedding_model([row.fact_id for row in kept], rows[0].model)

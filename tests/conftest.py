@@ -13,8 +13,8 @@ from sqlalchemy import URL
 
 from memory.embedding import FastEmbedEmbedder
 from memory.index import LanceFactIndex, VectorIndex
-from memory.index.pgvector import PgVectorIndex
 from memory.store import Store
+from memory.store.vectors import PgVectorIndex
 from tests.mounts import tmpfs
 from tests.servers.postgres import BACKENDS, PostgresServer, pgserver_installed
 from tests.servers.synapse import SynapseServer, synapse_python
@@ -22,6 +22,17 @@ from tests.servers.synapse import SynapseServer, synapse_python
 REPOSITORY_ROOT = Path(__file__).resolve().parent.parent
 LOCAL_MODEL_DIRECTORY = REPOSITORY_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+EMBEDDINGGEMMA = "google/embeddinggemma-300m"
+
+
+def embeddinggemma_directory() -> Path | None:
+    """The EmbeddingGemma folder ../shared/models/embeddinggemma/setup.sh built (the int8
+    copy first, as it loads faster), or None if it was not built on this machine."""
+    cache = Path(os.environ.get("MNEMO_DEV_MODELS_CACHE", Path.home() / ".cache/mnemo-dev-models"))
+    for name in ("embeddinggemma-300m-onnx-int8", "embeddinggemma-300m-onnx"):
+        if (cache / name / ".complete").is_file():
+            return cache / name
+    return None
 
 
 def real_embedder() -> FastEmbedEmbedder:
@@ -100,9 +111,12 @@ async def open_index(
     backend: str, store: Store, directory: Path, *, dimension: int = 384
 ) -> VectorIndex:
     """The index that goes with ``store``: LanceDB files beside SQLite, or pgvector rows in
-    the same PostgreSQL database."""
+    the same PostgreSQL database. LanceDB's full-text index is built, as with hybrid recall
+    on (without it full-text search works, and ranks by other statistics)."""
     if backend == "sqlite":
-        return await LanceFactIndex.open(directory / "index", dimension=dimension)
+        return await LanceFactIndex.open(
+            directory / "index", dimension=dimension, full_text_index=True
+        )
     return await PgVectorIndex.open(store.database, dimension=dimension)
 
 

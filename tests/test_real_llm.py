@@ -4,8 +4,7 @@ Qwen2.5-Coder-0.5B-Instruct from ``../shared/llm``.
 These tests assert formats and handling (a JSON answer for every call kind that parses, a
 cut answer raised as such, no call JSON in what a person sees, a refusal of tools, the
 wrong-provider message), never the tiny model's judgement. Marked ``real_llm``:
-``scripts/test.sh`` runs them when ``../shared/llm`` exists; 13.7 minutes at load 20-28 on
-two cores (README), one to two minutes expected on idle ones.
+``scripts/test.sh`` runs them when ``../shared/llm`` exists (CONTRIBUTING.md).
 """
 
 from __future__ import annotations

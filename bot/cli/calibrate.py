@@ -15,8 +15,10 @@ from bot.data_folder import DataAccess
 from memory.calibration import (
     ACTION_OF_GROUP,
     GroupStats,
+    LanguageSeparation,
     PairsFileError,
     ScoredPair,
+    by_language,
     closest_calls,
     default_pairs_path,
     describe_overlap,
@@ -77,6 +79,7 @@ class CalibrateCommand:
         for overlap in overlaps(scored):
             console.print(f"- {describe_overlap(overlap)}", highlight=False)
         console.print(_closest_table(closest_calls(scored)))
+        console.print(_language_table(by_language(scored)))
         recommendation = recommend_threshold(scored, margin=arguments.margin)
         for line in describe_recommendation(recommendation):
             console.print(line, highlight=False)
@@ -106,6 +109,22 @@ def _stats_table(stats: list[GroupStats]) -> Table:
             f"{item.minimum:.2f}",
             f"{item.maximum:.2f}",
             f"{item.mean:.2f}",
+        )
+    return table
+
+
+def _language_table(languages: list[LanguageSeparation]) -> Table:
+    table = Table(title="per language: unrelated below every candidate?", title_justify="left")
+    for column in ("lang", "pairs", "lowest candidate", "highest unrelated", "separated"):
+        table.add_column(column, justify="left" if column in ("lang", "separated") else "right")
+    for item in languages:
+        separated = {True: "yes", False: "NO", None: "-"}[item.separable]
+        table.add_row(
+            item.language,
+            str(item.pairs),
+            "-" if item.lowest_candidate is None else f"{item.lowest_candidate:.2f}",
+            "-" if item.highest_unrelated is None else f"{item.highest_unrelated:.2f}",
+            separated,
         )
     return table
 

@@ -23,9 +23,9 @@ from bot.data_folder import DataAccess, exclusive_data_folder
 from memory.copying import CopyReport, VectorSource, copy_memory
 from memory.errors import VectorIndexError
 from memory.index import LanceFactIndex, VectorIndex
-from memory.index.pgvector import PgVectorIndex
 from memory.store import Store, sqlite_url
 from memory.store.schema import FactVectorRow
+from memory.store.vectors import PgVectorIndex
 
 # When the source holds no vector at all: the target index takes the model's dimension at
 # the next start (LanceDB rebuilds an index of another dimension; pgvector's has none).

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
 from bot.components import open_memory
 from bot.config import Config
@@ -33,7 +34,17 @@ class ReconcileCommand:
             # The self-healing index replaces broken files first; a dry run reads only.
             healing = memory.healing
             index = healing.current if dry_run and healing is not None else memory.index
-            report = await reconcile(memory.store, index, memory.embedder, dry_run=dry_run)
+            with _progress() as progress:
+                task = progress.add_task(f"embedding with {memory.embedder.model_name}")
+                report = await reconcile(
+                    memory.store,
+                    index,
+                    memory.embedder,
+                    dry_run=dry_run,
+                    on_progress=lambda done, total: progress.update(
+                        task, completed=done, total=total
+                    ),
+                )
         except VectorIndexError as error:
             raise VectorIndexError(f"{error}; `mnemo reconcile` rebuilds it") from error
         finally:
@@ -48,3 +59,14 @@ class ReconcileCommand:
             highlight=False,
         )
         return 0
+
+
+def _progress() -> Progress:
+    """A bar while facts are (re-)embedded, say after a change of embedding model."""
+    return Progress(
+        *Progress.get_default_columns()[:1],
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        transient=True,
+    )

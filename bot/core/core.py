@@ -45,7 +45,7 @@ from memory.errors import MemoryLayerError, StorageFullError, StoreError
 from memory.index import IndexRebuildingError
 from memory.keyed_locks import KeyedLocks
 from memory.llm import LanguageModel, LanguageModelError
-from memory.priority import ReplyPriority
+from memory.priority import Replies
 from memory.records import Answer, ConversationTurn, Role
 from memory.scope import Scope, ScopeMode, direct_room_key
 from memory.store import Accepted, Store, StoreTransaction
@@ -131,11 +131,11 @@ class ConversationCore:
         llm: LanguageModel,
         web_search: WebSearchAdvisor | None = None,
         clock: Callable[[], float] = time.monotonic,
-        priority: ReplyPriority | None = None,
+        replies: Replies | None = None,
     ) -> None:
         self.settings = settings
-        # Background memory work gives way while a reply is being prepared.
-        self._priority = priority or ReplyPriority()
+        # Background model calls give way while a reply is being prepared.
+        self._replies = replies or Replies()
         self._store = store
         self._writer = writer
         self._recaller = recaller
@@ -167,7 +167,7 @@ class ConversationCore:
         The answer to a conversation message is composed after the lock is released.
         Background memory work gives way meanwhile (replies first).
         """
-        with self._priority.reply():
+        with self._replies.reply():
             return await self._handle(message)
 
     async def _handle(self, message: IncomingMessage) -> list[OutgoingMessage]:

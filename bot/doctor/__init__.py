@@ -23,6 +23,7 @@ from bot.doctor.storage import (
     check_database,
     check_embedding,
     check_index,
+    check_memory_language,
     check_storage_space,
 )
 
@@ -45,6 +46,7 @@ def default_checks(*, discord_api: str = DISCORD_API, model_hub: str = MODEL_HUB
         check_database,
         check_embedding,
         check_index,
+        check_memory_language,
         check_storage_space,
         RerankerCheck(hub_url=model_hub),
         LanguageModelCheck(),

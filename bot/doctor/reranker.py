@@ -4,7 +4,7 @@ The bot loads it lazily and falls back to cosine order when it cannot, so a brok
 costs answer quality, not uptime: the doctor warns (yellow) rather than fails. The check
 scores one pair with the same ``FastEmbedReranker`` the bot uses: from
 ``memory.reranker_model_path`` when set, else from fastembed's cache, and downloads only when
-the model hub answers at all, because fastembed retries a failed download for ~40 seconds.
+the model hub answers at all, because fastembed retries a failed download for a long while.
 """
 
 from __future__ import annotations

@@ -17,19 +17,22 @@ from bot.components import build_embedder, embedding_dimension
 from bot.config import Config
 from bot.data_folder import readable_problem, running_holder
 from bot.doctor.base import CheckResult
+from memory.embedding.languages import MULTILINGUAL_MODEL, english_first, share_not_english
 from memory.errors import MemoryLayerError, VectorIndexError
 from memory.index import LanceFactIndex, VectorIndex
 from memory.index.lance import folder_bytes, read_space
-from memory.index.pgvector import PgVectorIndex
 from memory.indexing import reconcile
 from memory.store import Store, read_only_sqlite_url
 from memory.store.migrations import SchemaState, describe, inspect_schema
 from memory.store.space import DatabaseSpace, database_space
+from memory.store.vectors import PgVectorIndex
 
 # Below this, what compaction would give back is not worth a warning.
 RECLAIMABLE_WARNING_BYTES = 64 * 2**20
 
 NEEDS_FOLDER = "needs a usable data folder (see the data folder line)"
+# Fewer facts say nothing about the language a store is kept in.
+LANGUAGE_SAMPLE_MINIMUM = 20
 SPACE = "storage space"
 
 
@@ -108,6 +111,39 @@ async def check_embedding(config: Config) -> CheckResult:
     finally:
         await embedder.aclose()
     return CheckResult.passed("embedding model", f"{embedder.model_name} ({dimension} dimensions)")
+
+
+async def check_memory_language(config: Config) -> CheckResult:
+    """A warning when most stored facts are not English and the model is English-first."""
+    name = "memory language"
+    if folder_unusable(config):
+        return CheckResult.skipped(name, NEEDS_FOLDER)
+    try:
+        state = await inspect_schema(read_only_url(config))
+        if state.is_empty or not state.is_current:
+            return CheckResult.skipped(name, "checked once the database is current")
+        store = Store.open_read_only(config.storage.database)
+        try:
+            async with store.transaction() as transaction:
+                texts = [fact.text for fact in await transaction.facts.admin_active_facts()]
+        finally:
+            await store.aclose()
+    except MemoryLayerError as error:
+        return CheckResult.failed(name, str(error))
+    other, total = share_not_english(texts)
+    model = config.embedding.model
+    found = f"{other} of {total} facts do not read as English"
+    if not english_first(model):
+        return CheckResult.passed(name, f"{found}; {model} is not known to be English-first")
+    if total < LANGUAGE_SAMPLE_MINIMUM or other * 2 <= total:
+        return CheckResult.passed(name, f"{found}; {model} is English-first")
+    return CheckResult.warned(
+        name,
+        f"{found}, and {model} is English-first: recall and the candidate search are weak "
+        f'for them. Set embedding.model = "{MULTILINGUAL_MODEL}" (multilingual, more CPU per '
+        "message; see docs/benchmarks.md; its candidate threshold comes with it unless "
+        "memory.candidate_threshold is set), then run `mnemo reconcile` to re-embed the facts",
+    )
 
 
 async def check_index(config: Config) -> CheckResult:

@@ -5,7 +5,9 @@ group but ``unrelated`` must pass it: a missed candidate is a silent duplicate o
 correction, while an unrelated pair that passes only costs an LLM call. So the cut is placed
 a margin below the lowest pair that must pass, and unrelated pairs above it are counted.
 Inside the candidates, similarity cannot pick the action (design section 8): the overlaps
-between groups that need different actions are reported so nobody tries.
+between groups that need different actions are reported so nobody tries. Per language, the
+same cut is checked: an English-first model scores unrelated sentences of other languages
+higher than related English ones.
 """
 
 from __future__ import annotations
@@ -62,6 +64,40 @@ class Recommendation:
     """Whether any threshold puts every unrelated pair below every other pair."""
     unrelated_passing: int
     unrelated_total: int
+
+
+@dataclass(frozen=True, slots=True)
+class LanguageSeparation:
+    """Whether the unrelated pairs of one language stay below its pairs that must pass."""
+
+    language: str
+    pairs: int
+    lowest_candidate: float | None
+    highest_unrelated: float | None
+
+    @property
+    def separable(self) -> bool | None:
+        """None when the language lacks one of the two sides."""
+        if self.lowest_candidate is None or self.highest_unrelated is None:
+            return None
+        return self.highest_unrelated < self.lowest_candidate
+
+
+def by_language(scored: Sequence[ScoredPair]) -> list[LanguageSeparation]:
+    found = []
+    for language in sorted({item.pair.language for item in scored}):
+        mine = [item for item in scored if item.pair.language == language]
+        candidates = [i.similarity for i in mine if i.pair.group != NOT_A_CANDIDATE]
+        unrelated = [i.similarity for i in mine if i.pair.group == NOT_A_CANDIDATE]
+        found.append(
+            LanguageSeparation(
+                language,
+                len(mine),
+                min(candidates) if candidates else None,
+                max(unrelated) if unrelated else None,
+            )
+        )
+    return found
 
 
 def group_stats(scored: Sequence[ScoredPair]) -> list[GroupStats]:

@@ -18,7 +18,7 @@ class ScoredPair:
 async def score_pairs(pairs: Sequence[LabelledPair], embedder: Embedder) -> list[ScoredPair]:
     """Embed all sentences in one batch and score each pair by cosine."""
     sentences = list(dict.fromkeys(s for pair in pairs for s in (pair.first, pair.second)))
-    vectors = dict(zip(sentences, await embedder.embed(sentences), strict=True))
+    vectors = dict(zip(sentences, await embedder.embed(sentences, "document"), strict=True))
     return [
         ScoredPair(pair, cosine_similarity(vectors[pair.first], vectors[pair.second]))
         for pair in pairs

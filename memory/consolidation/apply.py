@@ -12,6 +12,7 @@ from datetime import datetime
 from memory.consolidation.decisions import MergeDecision
 from memory.consolidation.pairs import consolidation_scope
 from memory.index.base import VectorIndex
+from memory.priority import Priority
 from memory.records import Action, Actor, FactEvent, FactStatus
 from memory.store import EventDraft, Store
 
@@ -25,7 +26,7 @@ async def apply_decision(
     if survivor is None or retired is None:
         return None
     scope = consolidation_scope(survivor)
-    async with store.transaction(index=index) as transaction:
+    async with store.transaction(index=index, priority=Priority.BACKGROUND) as transaction:
         await transaction.lock_people([survivor.owner, retired.owner])
         current = await transaction.facts.get_many(scope, [survivor.id, retired.id])
         if len(current) != 2 or any(fact.status is not FactStatus.ACTIVE for fact in current):

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from memory.embedding.base import Embedder
 from memory.index.base import VectorIndex
+from memory.priority import Priority
 from memory.records import Fact, FactStatus
 from memory.scope import Scope, ScopeMode
 from memory.store import Store
@@ -62,7 +63,7 @@ async def nearest_ids(
     # In chunks: a first run over a big scope must not embed everything in one call.
     for start in range(0, len(changed), EMBED_CHUNK):
         chunk = changed[start : start + EMBED_CHUNK]
-        vectors = await embedder.embed([fact.text for fact in chunk])
+        vectors = await embedder.embed([fact.text for fact in chunk], "document")
         for fact, vector in zip(chunk, vectors, strict=True):
             # One extra result, because the fact usually finds itself first.
             hits = await index.search(scope, vector, limit=neighbours + 1, min_similarity=threshold)
@@ -88,7 +89,7 @@ async def propose_pairs(
         scope, changed, index, embedder, threshold=threshold, neighbours=neighbours
     )
     wanted = sorted({fact_id for key in found for fact_id in key})
-    async with store.transaction() as transaction:
+    async with store.transaction(priority=Priority.BACKGROUND) as transaction:
         # Read through the scope: an id the index returned from elsewhere cannot appear here.
         facts = {fact.id: fact for fact in await transaction.facts.get_many(scope, wanted)}
     pairs = []

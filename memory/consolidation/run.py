@@ -28,6 +28,7 @@ from memory.embedding.base import Embedder
 from memory.errors import StoreError
 from memory.index.base import VectorIndex
 from memory.llm.base import LanguageModel, LanguageModelError
+from memory.priority import Priority
 from memory.records import Actor, Fact
 from memory.scope import Scope
 from memory.store import Store, utc_now
@@ -81,7 +82,7 @@ class _Run:
 
 
 async def load_state(store: Store) -> tuple[datetime | None, list[int]]:
-    async with store.transaction() as transaction:
+    async with store.transaction(priority=Priority.BACKGROUND) as transaction:
         last_run = await transaction.get_setting(LAST_RUN_KEY)
         retry = await transaction.get_setting(RETRY_KEY)
     since = None if last_run is None else datetime.fromisoformat(last_run)
@@ -89,7 +90,7 @@ async def load_state(store: Store) -> tuple[datetime | None, list[int]]:
 
 
 async def save_state(store: Store, started: datetime, retry: set[int]) -> None:
-    async with store.transaction() as transaction:
+    async with store.transaction(priority=Priority.BACKGROUND) as transaction:
         await transaction.set_setting(LAST_RUN_KEY, started.isoformat())
         await transaction.set_setting(RETRY_KEY, json.dumps(sorted(retry)))
 
@@ -122,7 +123,7 @@ async def consolidate(
     last-run state included."""
     started = clock()
     since, retry_ids = await load_state(store)
-    async with store.transaction() as transaction:
+    async with store.transaction(priority=Priority.BACKGROUND) as transaction:
         changed = await transaction.facts.admin_changed_facts_since(since, also_ids=retry_ids)
     run = _Run(store, index, embedder, model, settings, ConsolidationReport(dry_run), started)
     run.report.changed_facts = len(changed)
@@ -146,7 +147,7 @@ async def consolidate_scope(run: _Run, scope: Scope, changed: Sequence[Fact]) ->
         threshold=run.settings.candidate_threshold,
         neighbours=run.settings.neighbours,
     )
-    async with run.store.transaction() as transaction:
+    async with run.store.transaction(priority=Priority.BACKGROUND) as transaction:
         undone = await transaction.facts.undone_pairs(scope, Actor.CONSOLIDATION)
     pairs = [pair for pair in pairs if pair.ids not in undone]
     run.report.pairs_proposed += len(pairs)

@@ -6,6 +6,7 @@ from memory.embedding.batching import EmbeddingBatcher
 from memory.embedding.fake import HashingEmbedder
 from memory.embedding.fastembed_backend import FastEmbedEmbedder
 from memory.embedding.ollama_backend import OllamaEmbedder
+from memory.embedding.prompts import Prompts, TextKind, default_prompts
 
 __all__ = [
     "Embedder",
@@ -13,7 +14,10 @@ __all__ = [
     "FastEmbedEmbedder",
     "HashingEmbedder",
     "OllamaEmbedder",
+    "Prompts",
+    "TextKind",
     "Vectors",
     "cosine_similarity",
+    "default_prompts",
     "normalise",
 ]

@@ -12,6 +12,8 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from memory.embedding.prompts import TextKind
+
 Vectors = npt.NDArray[np.float32]
 
 
@@ -21,8 +23,10 @@ class Embedder(Protocol):
     @property
     def model_name(self) -> str: ...
 
-    async def embed(self, texts: Sequence[str]) -> Vectors:
-        """One L2-normalised row per text, shape ``(len(texts), dimension)``."""
+    async def embed(self, texts: Sequence[str], kind: TextKind = "document") -> Vectors:
+        """One L2-normalised row per text, shape ``(len(texts), dimension)``, each embedded
+        with the model's prompt for ``kind`` (a fact stored is a document, a message that
+        looks for facts a query)."""
         ...
 
     async def aclose(self) -> None: ...

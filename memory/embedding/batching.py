@@ -18,9 +18,11 @@ ones, and at most one background call: with one ONNX thread per call, fifty peop
 arriving together go to two cores instead of one (their wait halved in benchmarks/load.py),
 with none of the spinning of an ONNX thread pool.
 
-Vectors of texts seen recently are kept in a bounded LRU keyed by a digest of the text (so
-the cache holds no words): a text's vector depends on the model only, never on anyone's
-facts, so no change of facts can make it stale, and nothing of one scope is in it.
+One model call embeds texts of one kind (query, document, ...), as a kind has its own prompt.
+
+Vectors of texts seen recently are kept in a bounded LRU keyed by a digest of the kind and
+the text (so the cache holds no words): a text's vector depends on the model only, never on
+anyone's facts, so no change of facts can make it stale, and nothing of one scope is in it.
 """
 
 from __future__ import annotations
@@ -34,11 +36,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from memory.embedding.base import Embedder, Vectors
+from memory.embedding.prompts import TextKind
 
 
 @dataclass
 class _Request:
     texts: list[str]
+    kind: TextKind
     future: asyncio.Future[Vectors] = field(repr=False)
 
 
@@ -53,8 +57,8 @@ class _Lane:
     def model_name(self) -> str:
         return self._batcher.model_name
 
-    async def embed(self, texts: Sequence[str]) -> Vectors:
-        return await self._batcher.embed(texts, urgent=self._urgent)
+    async def embed(self, texts: Sequence[str], kind: TextKind = "document") -> Vectors:
+        return await self._batcher.embed(texts, kind, urgent=self._urgent)
 
     async def aclose(self) -> None:
         """The batcher belongs to whoever built it; a lane closes nothing."""
@@ -99,25 +103,27 @@ class EmbeddingBatcher:
     def model_name(self) -> str:
         return self._inner.model_name
 
-    async def embed(self, texts: Sequence[str], *, urgent: bool) -> Vectors:
+    async def embed(
+        self, texts: Sequence[str], kind: TextKind = "document", *, urgent: bool
+    ) -> Vectors:
         if not texts:
-            return await self._inner.embed([])
+            return await self._inner.embed([], kind)
         found: dict[str, Vectors] = {}
         for text in texts:
-            cached = self._cached(text)
+            cached = self._cached(text, kind)
             if cached is not None:
                 found[text] = cached
         missing = list(dict.fromkeys(text for text in texts if text not in found))
         if missing:
-            computed = await self._queued(missing, urgent=urgent)
+            computed = await self._queued(missing, kind, urgent=urgent)
             for text, vector in zip(missing, computed, strict=True):
                 found[text] = vector
-                self._remember(text, vector)
+                self._remember(text, kind, vector)
         return np.vstack([found[text] for text in texts]).astype(np.float32)
 
-    async def _queued(self, texts: list[str], *, urgent: bool) -> Vectors:
+    async def _queued(self, texts: list[str], kind: TextKind, *, urgent: bool) -> Vectors:
         future: asyncio.Future[Vectors] = asyncio.get_running_loop().create_future()
-        (self._urgent if urgent else self._background).append(_Request(texts, future))
+        (self._urgent if urgent else self._background).append(_Request(texts, kind, future))
         self._waiting.set()
         if self._runner is None or self._runner.done():
             self._runner = asyncio.create_task(self._run(), name="embedding batcher")
@@ -154,7 +160,7 @@ class EmbeddingBatcher:
     def _next_batch(self) -> tuple[list[_Request], bool]:
         """Waiting reply requests, shared evenly between the free calls, else background
         ones, one background call at a time; a request larger than the lane's limit goes
-        alone (the model batches it internally)."""
+        alone (the model batches it internally), and a call takes one kind of text."""
         if self._urgent:
             free = self._max_calls - len(self._calls)
             waiting = sum(len(request.texts) for request in self._urgent)
@@ -167,7 +173,9 @@ class EmbeddingBatcher:
     def _take(lane: deque[_Request], limit: int) -> list[_Request]:
         batch: list[_Request] = []
         size = 0
-        while lane and (not batch or size + len(lane[0].texts) <= limit):
+        while lane and (
+            not batch or (size + len(lane[0].texts) <= limit and lane[0].kind == batch[0].kind)
+        ):
             request = lane.popleft()
             if request.future.done():  # its caller was cancelled
                 continue
@@ -179,7 +187,7 @@ class EmbeddingBatcher:
         texts = [text for request in batch for text in request.texts]
         self.model_calls += 1
         try:
-            vectors = await self._inner.embed(texts)
+            vectors = await self._inner.embed(texts, batch[0].kind)
         except Exception as error:
             for request in batch:
                 if not request.future.done():
@@ -192,17 +200,17 @@ class EmbeddingBatcher:
                 request.future.set_result(vectors[start:end])
             start = end
 
-    def _cached(self, text: str) -> Vectors | None:
-        key = text_key(text)
+    def _cached(self, text: str, kind: TextKind) -> Vectors | None:
+        key = text_key(text, kind)
         vector = self._cache.get(key)
         if vector is not None:
             self._cache.move_to_end(key)
         return vector
 
-    def _remember(self, text: str, vector: Vectors) -> None:
+    def _remember(self, text: str, kind: TextKind, vector: Vectors) -> None:
         if self._cache_size == 0:
             return
-        key = text_key(text)
+        key = text_key(text, kind)
         # A copy: a row of the batch's array would keep the whole batch alive.
         self._cache[key] = vector.copy()
         self._cache.move_to_end(key)
@@ -222,6 +230,6 @@ class EmbeddingBatcher:
                 lane.popleft().future.cancel()
 
 
-def text_key(text: str) -> bytes:
-    """The cache key of a text: a digest, so the cache keeps no words."""
-    return hashlib.blake2b(text.encode(), digest_size=16).digest()
+def text_key(text: str, kind: TextKind) -> bytes:
+    """The cache key of a text of one kind: a digest, so the cache keeps no words."""
+    return hashlib.blake2b(f"{kind}\0{text}".encode(), digest_size=16).digest()

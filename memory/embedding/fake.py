@@ -12,20 +12,27 @@ from collections.abc import Sequence
 import numpy as np
 
 from memory.embedding.base import Vectors, normalise
+from memory.embedding.prompts import NO_PROMPTS, Prompts, TextKind
 
 
 class HashingEmbedder:
-    def __init__(self, dimension: int = 64, model_name: str = "test/hashing") -> None:
+    """``calls`` records the texts of each call as the model would see them (prompted)."""
+
+    def __init__(
+        self, dimension: int = 64, model_name: str = "test/hashing", prompts: Prompts = NO_PROMPTS
+    ) -> None:
         self.dimension = dimension
         self._model_name = model_name
+        self._prompts = prompts
         self.calls: list[list[str]] = []
 
     @property
     def model_name(self) -> str:
         return self._model_name
 
-    async def embed(self, texts: Sequence[str]) -> Vectors:
-        self.calls.append(list(texts))
+    async def embed(self, texts: Sequence[str], kind: TextKind = "document") -> Vectors:
+        texts = self._prompts.apply(texts, kind)
+        self.calls.append(texts)
         rows = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for row, text in enumerate(texts):
             for word in text.lower().split():

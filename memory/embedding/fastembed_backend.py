@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from memory.embedding.base import Vectors, normalise
+from memory.embedding.prompts import Prompts, TextKind, default_prompts
 from memory.errors import EmbeddingError, EmbeddingModelUnavailable
 
 log = logging.getLogger(__name__)
@@ -41,6 +42,7 @@ class FastEmbedEmbedder:
 
     ``model_path`` points at a local ONNX directory for machines without a model hub. A model
     fastembed does not know needs ``dimension`` (and ``pooling``) to be registered.
+    ``prompts`` defaults to the known prompts of ``model`` (none for most).
     """
 
     def __init__(
@@ -53,8 +55,10 @@ class FastEmbedEmbedder:
         pooling: str = "mean",
         threads: int | None = None,
         batch_size: int = 64,
+        prompts: Prompts | None = None,
     ) -> None:
         self._model = model
+        self._prompts = default_prompts(model) if prompts is None else prompts
         self._model_path = model_path
         self._cache_dir = cache_dir
         self._dimension = dimension
@@ -68,13 +72,18 @@ class FastEmbedEmbedder:
     def model_name(self) -> str:
         return self._model
 
-    async def embed(self, texts: Sequence[str]) -> Vectors:
+    @property
+    def prompts(self) -> Prompts:
+        return self._prompts
+
+    async def embed(self, texts: Sequence[str], kind: TextKind = "document") -> Vectors:
         if not texts:
             return np.zeros((0, self._dimension or 0), dtype=np.float32)
         engine = await self._loaded()
+        prompted = self._prompts.apply(texts, kind)
         try:
             rows = await asyncio.to_thread(
-                lambda: list(engine.embed(list(texts), batch_size=self._batch_size))
+                lambda: list(engine.embed(prompted, batch_size=self._batch_size))
             )
         except Exception as error:
             raise EmbeddingError(f"embedding with {self._model} failed: {error}") from error

@@ -9,10 +9,13 @@ import numpy as np
 import ollama
 
 from memory.embedding.base import Vectors, normalise
+from memory.embedding.prompts import Prompts, TextKind, default_prompts
 from memory.errors import EmbeddingError, EmbeddingModelUnavailable
 
 
 class OllamaEmbedder:
+    """``prompts`` defaults to the known prompts of ``model`` (Ollama adds none itself)."""
+
     def __init__(
         self,
         model: str,
@@ -20,8 +23,10 @@ class OllamaEmbedder:
         host: str = "http://127.0.0.1:11434",
         timeout: float = 60.0,
         client: ollama.AsyncClient | None = None,
+        prompts: Prompts | None = None,
     ) -> None:
         self._model = model
+        self._prompts = default_prompts(model) if prompts is None else prompts
         self._host = host
         self._client = client or ollama.AsyncClient(host=host, timeout=timeout)
 
@@ -29,11 +34,12 @@ class OllamaEmbedder:
     def model_name(self) -> str:
         return f"ollama/{self._model}"
 
-    async def embed(self, texts: Sequence[str]) -> Vectors:
+    async def embed(self, texts: Sequence[str], kind: TextKind = "document") -> Vectors:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
+        prompted = self._prompts.apply(texts, kind)
         try:
-            response = await self._client.embed(model=self._model, input=list(texts))
+            response = await self._client.embed(model=self._model, input=prompted)
         except ollama.ResponseError as error:
             if error.status_code == 404:
                 raise EmbeddingModelUnavailable(

@@ -114,7 +114,7 @@ async def run_evaluation(
         if reason is not None:
             run.notes.append(f"explicit lookup used cosine order (reranker unavailable: {reason})")
     cached = PrecomputedEmbedder(embedder)
-    await cached.prime([q.text for c in conversations for q in c.questions])
+    await cached.prime([q.text for c in conversations for q in c.questions], "query")
     with tempfile.TemporaryDirectory(dir=work_directory, prefix="mnemo-eval-") as directory:
         for number, conversation in enumerate(conversations):
             location = Path(directory) / f"conversation-{number}"
@@ -136,8 +136,13 @@ async def _evaluate_conversation(
     on_question: Callable[[], None],
 ) -> dict[str, list[QuestionOutcome]]:
     store = await Store.open(location / "facts.sqlite3")
-    vectors = await embedder.embed([observation.text for observation in conversation.observations])
-    index = await LanceFactIndex.open(location / "index", dimension=int(vectors.shape[1]))
+    texts = [observation.text for observation in conversation.observations]
+    vectors = await embedder.embed(texts, "document")
+    index = await LanceFactIndex.open(
+        location / "index",
+        dimension=int(vectors.shape[1]),
+        full_text_index=any(mode.hybrid for mode in modes),
+    )
     try:
         observation_of = await _build_store(conversation, store, index, embedder, vectors)
         results: dict[str, list[QuestionOutcome]] = {}

@@ -23,12 +23,15 @@ class WritableIndex(Protocol):
 
     async def delete(self, fact_ids: Sequence[int]) -> None: ...
 
+    async def erase(self, fact_ids: Sequence[int]) -> None: ...
+
 
 class AfterCommitWrites:
     def __init__(self, index: WritableIndex) -> None:
         self._index = index
         self._upserts: list[IndexedFact] = []
         self._deletes: list[int] = []
+        self._erases: list[int] = []
 
     async def upsert(self, facts: Sequence[IndexedFact]) -> None:
         self._upserts.extend(facts)
@@ -36,7 +39,26 @@ class AfterCommitWrites:
     async def delete(self, fact_ids: Sequence[int]) -> None:
         self._deletes.extend(fact_ids)
 
+    async def erase(self, fact_ids: Sequence[int]) -> None:
+        self._erases.extend(fact_ids)
+
     async def after_commit(self) -> None:
+        await self._write()
+        if not self._erases:
+            return
+        try:
+            await self._index.erase(self._erases)
+        except MemoryLayerError as error:
+            log.error(
+                "forgotten facts %s are erased in the database but not yet from the vector "
+                "index (%s); the index heals from the database at the next reconcile",
+                self._erases,
+                error,
+            )
+
+    async def _write(self) -> None:
+        if not (self._deletes or self._upserts):
+            return
         try:
             await self._index.delete(self._deletes)
             await self._index.upsert(self._upserts)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -49,6 +49,11 @@ class IndexWrites(Protocol):
 
 class TransactionIndexWrites(IndexWrites, Protocol):
     """An index's part in one store transaction (see :meth:`VectorIndex.writes_in`)."""
+
+    async def erase(self, fact_ids: Sequence[int]) -> None:
+        """The rows of facts a person had forgotten: gone from every file once the
+        transaction has committed and :meth:`after_commit` returned."""
+        ...
 
     async def after_commit(self) -> None:
         """Called once the store's transaction has committed (never after a rollback)."""
@@ -95,13 +100,3 @@ class VectorIndex(Protocol):
         ...
 
     async def aclose(self) -> None: ...
-
-
-@runtime_checkable
-class ScopeWarming(Protocol):
-    """An index that keeps recently searched scopes in memory (LanceDB's scope cache)."""
-
-    async def warm(self, scopes: Sequence[Scope]) -> int:
-        """Load these scopes into memory ahead of their first search, the last ones kept
-        longest (the cache's bound may let the first go); how many are in memory."""
-        ...

@@ -6,8 +6,8 @@ again from disk (:func:`~memory.index.lance.verify_files`); if they are broken, 
 aside, an empty index is created in its place, the moved-aside copy is deleted (it may hold
 forgotten rows), and ``refill`` (reconcile, injected by the composition root) fills the new
 index in the background. One log line says what happened. Searches fail meanwhile (recall
-answers without memories), and writes and erasures go to the new index (the refill writes
-through the store's index gate, so nothing a forget erases is written back by it).
+answers without memories), and writes and erasures go to the new index (the refill reads
+the facts still active when it writes them, so nothing a forget erased is written back).
 
 An error of a readable index (a full disk, say) is passed on unchanged: no rebuild for that.
 """
@@ -22,7 +22,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import TypedDict, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -45,6 +45,14 @@ log = logging.getLogger(__name__)
 Refill = Callable[[LanceFactIndex], Awaitable[object]]
 T = TypeVar("T")
 
+
+class OpenOptions(TypedDict):
+    """How :meth:`LanceFactIndex.open` opens the index, and each replacement of it."""
+
+    optimize_every: int
+    full_text_index: bool
+
+
 MOVED_ASIDE_SUFFIX = ".broken-"
 RECHECK_AFTER_ERROR_SECONDS = 60.0
 
@@ -61,21 +69,33 @@ class IndexRebuildingError(VectorIndexError):
 
 
 class HealingIndex:
-    """A :class:`LanceFactIndex` (the ``VectorIndex`` port) that rebuilds broken files."""
+    """A :class:`LanceFactIndex` (the ``VectorIndex`` port) that rebuilds broken files.
+
+    Concurrency assumed: as :class:`LanceFactIndex` (one writing task, reads from any task),
+    and the refill's writes are the writer's too (``refill`` is the composition root's
+    reconcile). Any of those tasks may meet broken files; ``_heal_lock`` lets one of them
+    check and replace the folder, and the others then see its result (``rebuilding``).
+    """
 
     def __init__(
-        self, index: LanceFactIndex, *, dimension: int, refill: Refill, optimize_every: int = 32
+        self,
+        index: LanceFactIndex,
+        *,
+        dimension: int,
+        refill: Refill,
+        optimize_every: int = 32,
+        full_text_index: bool = False,
     ) -> None:
         self._index = index
         self.path = index.path
         self._dimension = dimension
         self._refill = refill
-        self._optimize_every = optimize_every
+        self._options = OpenOptions(optimize_every=optimize_every, full_text_index=full_text_index)
         self._heal_lock = asyncio.Lock()
         self._rebuild: asyncio.Task[None] | None = None
         self.rebuilds = 0
         self.needs_refill = False
-        self._last_check = -RECHECK_AFTER_ERROR_SECONDS
+        self._last_check_after_error = -RECHECK_AFTER_ERROR_SECONDS
         # Each replacement of broken files, for the operator (``mnemo reconcile`` says so).
         self.replacements: list[str] = []
 
@@ -87,6 +107,7 @@ class HealingIndex:
         dimension: int,
         refill: Refill,
         optimize_every: int = 32,
+        full_text_index: bool = False,
         replace_broken: bool = True,
     ) -> HealingIndex:
         """Open the index; one that cannot be opened is replaced by an empty index.
@@ -98,18 +119,17 @@ class HealingIndex:
         directory = Path(path)
         await asyncio.to_thread(_remove_moved_aside_copies, directory)
         problem: VectorIndexError | None = None
+        options = OpenOptions(optimize_every=optimize_every, full_text_index=full_text_index)
         try:
-            index = await LanceFactIndex.open(
-                directory, dimension=dimension, optimize_every=optimize_every
-            )
+            index = await LanceFactIndex.open(directory, dimension=dimension, **options)
         except VectorIndexError as error:
             if not replace_broken:
                 raise VectorIndexError(
                     f"{error}; `mnemo reconcile` rebuilds it from the database"
                 ) from error
             problem = error
-            index = await _replace_folder(directory, dimension, optimize_every, error)
-        healing = cls(index, dimension=dimension, refill=refill, optimize_every=optimize_every)
+            index = await _replace_folder(directory, dimension, options, error)
+        healing = cls(index, dimension=dimension, refill=refill, **options)
         healing.needs_refill = problem is not None or await index.count() == 0
         if problem is not None:
             healing.replacements.append(str(problem))
@@ -145,17 +165,18 @@ class HealingIndex:
         async with self._heal_lock:
             if self.rebuilding:
                 return True
-            now = time.monotonic()
-            if after_error and now - self._last_check < RECHECK_AFTER_ERROR_SECONDS:
-                return False
-            self._last_check = now
+            if after_error:
+                # Only checks after errors count: a check at start or by reconcile says
+                # nothing about the error just met.
+                now = time.monotonic()
+                if now - self._last_check_after_error < RECHECK_AFTER_ERROR_SECONDS:
+                    return False
+                self._last_check_after_error = now
             problem = await self._problem()
             if problem is None:
                 return False
             old = self._index
-            self._index = await _replace_folder(
-                self.path, self._dimension, self._optimize_every, problem
-            )
+            self._index = await _replace_folder(self.path, self._dimension, self._options, problem)
             self.replacements.append(str(problem))
             with contextlib.suppress(VectorIndexError, *LANCE_ERRORS):
                 await old.aclose()
@@ -213,8 +234,6 @@ class HealingIndex:
         await self._guarded(lambda index: index.delete(fact_ids))
 
     async def erase(self, fact_ids: Sequence[int]) -> None:
-        # A refill running meanwhile writes through the store's index gate, which the
-        # forget holds around this call: it cannot write an erased fact back.
         try:
             await self._index.erase(fact_ids)
         except VectorIndexError:
@@ -235,10 +254,6 @@ class HealingIndex:
         return await self._guarded(
             lambda index: index.search(scope, vector, limit=limit, min_similarity=min_similarity)
         )
-
-    async def warm(self, scopes: Sequence[Scope]) -> int:
-        self._refuse_while_rebuilding()
-        return await self._guarded(lambda index: index.warm(scopes))
 
     async def full_text_search(self, scope: Scope, query: str, *, limit: int) -> list[ScoredFactId]:
         self._refuse_while_rebuilding()
@@ -273,7 +288,7 @@ class HealingIndex:
 
 
 async def _replace_folder(
-    path: Path, dimension: int, optimize_every: int, problem: VectorIndexError
+    path: Path, dimension: int, options: OpenOptions, problem: VectorIndexError
 ) -> LanceFactIndex:
     """Move the broken folder aside, create an empty index in its place, delete the copy."""
     try:
@@ -283,7 +298,7 @@ async def _replace_folder(
             f"the vector index at {path} is unreadable and cannot be moved aside "
             f"({error.strerror}): delete it by hand, then run `mnemo reconcile`"
         ) from error
-    index = await LanceFactIndex.open(path, dimension=dimension, optimize_every=optimize_every)
+    index = await LanceFactIndex.open(path, dimension=dimension, **options)
     await asyncio.to_thread(_delete, aside)
     log.warning(
         "vector index at %s was unreadable (%s): replaced by an empty one and rebuilding it "

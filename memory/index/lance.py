@@ -2,14 +2,13 @@
 
 Retention: the index keeps only its latest version. Old versions buy nothing that reconcile
 cannot rebuild from SQLite, and they hold the bytes of deleted rows, so every compaction
-removes them. Removing files a search still reads would break it, so searches hold a shared
-lock and the removal an exclusive one (one process per data folder: other processes are not
-guarded).
+removes them.
 
 Compaction merges fragments in tiers of similar size (memory/index/tiers.py) through
-``pylance``, the Lance that ``lancedb`` embeds: its compaction takes options, LanceDB's
-``optimize()`` does not and merges every fragment under a million rows, i.e. rewrites the
-whole table every time.
+``pylance``, the Lance that ``lancedb`` embeds: its compaction takes options. LanceDB's
+``optimize()`` takes none and merges every fragment under a million rows, i.e. rewrites the
+whole table every time (4.5 MiB written per learned fact at 100,000 facts, and over a
+second on the writing task: docs/benchmarks.md, issue 25).
 """
 
 from __future__ import annotations
@@ -41,7 +40,7 @@ from memory.scope import Scope
 log = logging.getLogger(__name__)
 
 TABLE_NAME = "facts"
-# Vectors held by the scope cache: 50,000 x 384 float32 is 77 MB.
+# Vectors held by the scope cache (384-dimensional float32 rows).
 SCOPE_CACHE_ROWS = 50_000
 # What LanceDB raises for unreadable files (a zeroed manifest gives a KeyError: no columns).
 LANCE_ERRORS = (OSError, RuntimeError, ValueError, LookupError, pa.ArrowException)
@@ -99,7 +98,17 @@ def folder_bytes(path: Path) -> int:
 
 
 class LanceFactIndex:
-    """Facts' vectors in one LanceDB table, searched with cosine distance and a prefilter."""
+    """Facts' vectors in one LanceDB table, searched with cosine distance and a prefilter.
+
+    Concurrency assumed: writes (``upsert``, ``delete``, ``erase``, ``optimize``,
+    ``compact``) come from one task at a time, the store's writer; searches and other reads
+    come from any task, beside them. LanceDB lets a query run beside a write (the query
+    reads the version it opened). What it leaves to the caller is the removal of old
+    versions' files, which a query still running may be reading: reads hold ``_files``
+    shared, the removal holds it alone. A second writing task would break it: the removal
+    also deletes the files of a write still in progress (no version names them yet). One
+    process per data folder (others are not guarded).
+    """
 
     def __init__(
         self,
@@ -112,17 +121,13 @@ class LanceFactIndex:
         self._table = table
         self.path = path
         # Each single-fact write adds a fragment, and search slows with every one of them
-        # (1k facts: 3.8 ms, 21 ms after 100 single writes); compacting takes ~0.07 s.
+        # (docs/benchmarks.md, "Fact store"); so the table is compacted every few writes.
         self._optimize_every = optimize_every
         self._writes_since_optimize = 0
         self._compactions_since_merge = 0
-        # Compaction racing a delete can fail its commit: writes to the table take turns
-        # (building the full-text index is a write too).
-        self._write_lock = asyncio.Lock()
-        # Searches read old versions' files until they finish; pruning waits for them.
-        self._files_lock = aiorwlock.RWLock()
-        self._has_full_text_index = False
-        # Searches of a scope seen lately are served from memory; every write below tells it.
+        self._files = aiorwlock.RWLock()
+        # Searches of a scope seen lately are served from memory; every write below tells it
+        # (LanceDB's filtered query is most of a reply's CPU without it: benchmarks/load.py).
         self.scope_cache = ScopeVectorCache(scope_cache_rows)
 
     @classmethod
@@ -132,38 +137,38 @@ class LanceFactIndex:
         *,
         dimension: int,
         optimize_every: int = 32,
+        full_text_index: bool = False,
         scope_cache_rows: int = SCOPE_CACHE_ROWS,
     ) -> LanceFactIndex:
         """Open the index, (re)creating the table if it is missing or of another dimension.
 
-        A recreated table is empty; reconcile fills it from SQLite.
+        A recreated table is empty; reconcile fills it from SQLite. ``full_text_index``
+        builds LanceDB's full-text index if there is none (hybrid recall; full-text search
+        works without it, slower).
         """
         directory = Path(path)
         try:
-            connection = await lancedb.connect_async(str(directory))
+            connection = await _connect(directory)
             tables = (await connection.list_tables()).tables
+            table = None
             if TABLE_NAME in tables:
                 table = await connection.open_table(TABLE_NAME)
                 existing = _vector_dimension(await table.schema())
-                if existing == dimension:
-                    index = cls(
-                        table,
-                        directory,
-                        optimize_every=optimize_every,
-                        scope_cache_rows=scope_cache_rows,
+                if existing != dimension:
+                    log.warning(
+                        "vector index has dimension %d, the embedder %d: rebuilding it",
+                        existing,
+                        dimension,
                     )
-                    return await index._with_scalar_index()
-                log.warning(
-                    "vector index has dimension %d, the embedder %d: rebuilding it",
-                    existing,
-                    dimension,
-                )
-                await connection.drop_table(TABLE_NAME)
-            table = await connection.create_table(TABLE_NAME, schema=_schema(dimension))
+                    await connection.drop_table(TABLE_NAME)
+                    table = None
+            if table is None:
+                table = await connection.create_table(TABLE_NAME, schema=_schema(dimension))
             index = cls(
                 table, directory, optimize_every=optimize_every, scope_cache_rows=scope_cache_rows
             )
-            return await index._with_scalar_index()
+            await index._create_indices(full_text_index)
+            return index
         except LANCE_ERRORS as error:
             raise VectorIndexError(
                 f"cannot open the vector index at {directory}: {error}"
@@ -178,7 +183,7 @@ class LanceFactIndex:
         if not (directory / f"{TABLE_NAME}.lance").is_dir():
             return None
         try:
-            connection = await lancedb.connect_async(str(directory))
+            connection = await _connect(directory)
             table = await connection.open_table(TABLE_NAME)
         except LANCE_ERRORS as error:
             raise VectorIndexError(
@@ -192,11 +197,13 @@ class LanceFactIndex:
         except LANCE_ERRORS as error:
             raise VectorIndexError(f"cannot read the vector index: {error}") from error
 
-    async def _with_scalar_index(self) -> LanceFactIndex:
+    async def _create_indices(self, full_text: bool) -> None:
+        indexed = await self._indexed_columns()
         # The scope prefilter scans every row without it: 111 ms vs 13 ms at 100k facts.
-        if "owner_digest" not in await self._indexed_columns():
+        if "owner_digest" not in indexed:
             await self._table.create_index("owner_digest", config=lancedb.index.BTree())
-        return self
+        if full_text and "text" not in indexed:
+            await self._table.create_index("text", config=lancedb.index.FTS())
 
     async def _indexed_columns(self) -> set[str]:
         return {column for config in await self._table.list_indices() for column in config.columns}
@@ -221,15 +228,14 @@ class LanceFactIndex:
         ]
         written = False
         try:
-            async with self._write_lock:
-                await (
-                    self._table.merge_insert("fact_id")
-                    .when_matched_update_all()
-                    .when_not_matched_insert_all()
-                    .execute(rows)
-                )
-                written = True
-                await self._count_write()
+            await (
+                self._table.merge_insert("fact_id")
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute(rows)
+            )
+            written = True
+            await self._count_write()
         except LANCE_ERRORS as error:
             raise VectorIndexError(f"cannot write to the vector index: {error}") from error
         finally:
@@ -242,9 +248,8 @@ class LanceFactIndex:
         if not fact_ids:
             return
         try:
-            async with self._write_lock:
-                await self._table.delete(ids_where(list(fact_ids)))
-                await self._count_write()
+            await self._table.delete(ids_where(list(fact_ids)))
+            await self._count_write()
         except LANCE_ERRORS as error:
             raise VectorIndexError(f"cannot delete from the vector index: {error}") from error
         finally:
@@ -271,26 +276,17 @@ class LanceFactIndex:
         if min_similarity is not None:
             query = query.distance_range(upper_bound=1.0 - min_similarity)
         try:
-            async with self._files_lock.reader:
+            async with self._files.reader:
                 rows = await query.to_list()
         except LANCE_ERRORS as error:
             raise VectorIndexError(f"cannot search the vector index: {error}") from error
         # LanceDB's cosine distance is 1 - cosine similarity.
         return [ScoredFactId(int(row["fact_id"]), 1.0 - float(row["_distance"])) for row in rows]
 
-    async def warm(self, scopes: Sequence[Scope]) -> int:
-        """Each scope's rows loaded into the scope cache, one scope at a time."""
-        warmed = 0
-        for scope in scopes:
-            if await self.scope_cache.rows(scope, self._scope_rows) is not None:
-                warmed += 1
-        return warmed
-
     async def _scope_rows(self, scope: Scope, limit: int) -> tuple[FactIds, Matrix]:
-        """At most ``limit`` rows of ``scope``: their ids and vectors (for the scope cache, on
-        a search or a warming)."""
+        """At most ``limit`` rows of ``scope``: their ids and vectors (for the scope cache)."""
         try:
-            async with self._files_lock.reader:
+            async with self._files.reader:
                 table = await (
                     self._table.query()
                     .where(scope_where(scope))
@@ -311,13 +307,12 @@ class LanceFactIndex:
         """Facts visible in ``scope`` whose text matches ``query`` (BM25), best first.
 
         The ``similarity`` field holds the BM25 score, not a cosine. The query text is split
-        into terms by the index's tokenizer, so it cannot change the scope filter.
+        into terms by the tokenizer, so it cannot change the scope filter.
         """
         if not query.strip():
             return []
         try:
-            await self._ensure_full_text_index()
-            async with self._files_lock.reader:
+            async with self._files.reader:
                 rows = await (
                     self._table.query()
                     .nearest_to_text(query, columns="text")
@@ -330,24 +325,12 @@ class LanceFactIndex:
             raise VectorIndexError(f"cannot search the facts' text: {error}") from error
         return [ScoredFactId(int(row["fact_id"]), float(row["_score"])) for row in rows]
 
-    async def _ensure_full_text_index(self) -> None:
-        # Built on first use: only hybrid recall needs it. Rows added later are searched
-        # unindexed until optimize() folds them in.
-        if self._has_full_text_index:
-            return
-        async with self._write_lock:
-            if self._has_full_text_index:
-                return
-            if "text" not in await self._indexed_columns():
-                await self._table.create_index("text", config=lancedb.index.FTS())
-            self._has_full_text_index = True
-
     async def stored_vectors(self, fact_ids: Sequence[int]) -> dict[int, StoredVector]:
         """The vectors held for these facts, with their model (``mnemo copy-store``)."""
         if not fact_ids:
             return {}
         try:
-            async with self._files_lock.reader:
+            async with self._files.reader:
                 table = await (
                     self._table.query()
                     .where(ids_where(list(fact_ids)))
@@ -367,7 +350,7 @@ class LanceFactIndex:
 
     async def indexed_models(self) -> dict[int, str]:
         try:
-            async with self._files_lock.reader:
+            async with self._files.reader:
                 rows = await self._table.query().select(["fact_id", "model"]).to_arrow()
         except LANCE_ERRORS as error:
             raise VectorIndexError(f"cannot read the vector index: {error}") from error
@@ -378,7 +361,7 @@ class LanceFactIndex:
         :class:`VectorIndexError` if any of it is unreadable (zeroed, overwritten, gone)."""
         try:
             probe = np.ones(_vector_dimension(await self._table.schema()), dtype=np.float32)
-            async with self._files_lock.reader:
+            async with self._files.reader:
                 async for _ in await self._table.query().to_batches():
                     pass
                 await self._table.vector_search(probe).where("owner_digest = ''").to_list()
@@ -390,14 +373,13 @@ class LanceFactIndex:
             ) from error
 
     async def count(self) -> int:
-        async with self._files_lock.reader:
+        async with self._files.reader:
             return int(await self._table.count_rows())
 
     async def optimize(self) -> None:
         """Compact small fragments, index the new rows, and remove every older version."""
         try:
-            async with self._write_lock:
-                await self._optimize()
+            await self._optimize()
         except LANCE_ERRORS as error:
             raise VectorIndexError(f"cannot compact the vector index: {error}") from error
 
@@ -411,10 +393,14 @@ class LanceFactIndex:
         documents) is built anew, and every older version is removed.
         """
         try:
-            async with self._write_lock:
-                if fact_ids:
-                    await self._table.delete(ids_where(list(fact_ids)))
-                await self._rewrite_live_rows()
+            if fact_ids:
+                await self._table.delete(ids_where(list(fact_ids)))
+            await self._table.update(
+                updates_sql={column: column for column in COLUMNS}, where="true"
+            )
+            if "text" in await self._indexed_columns():
+                await self._table.create_index("text", config=lancedb.index.FTS(), replace=True)
+            await self._optimize()
         except LANCE_ERRORS as error:
             raise VectorIndexError(f"cannot erase from the vector index: {error}") from error
         finally:
@@ -425,16 +411,10 @@ class LanceFactIndex:
         rewrite as :meth:`erase`, without deleting anything."""
         await self.erase([])
 
-    async def _rewrite_live_rows(self) -> None:
-        await self._table.update(updates_sql={column: column for column in COLUMNS}, where="true")
-        if "text" in await self._indexed_columns():
-            await self._table.create_index("text", config=lancedb.index.FTS(), replace=True)
-        await self._optimize()
-
     async def space(self) -> IndexSpace:
         """The folder's size, and how much of it the current rows and indices need."""
         try:
-            async with self._files_lock.reader:
+            async with self._files.reader:
                 stats = await self._table.stats()
                 indices = await self._table.list_indices()
                 versions = len(await self._table.list_versions())
@@ -466,13 +446,21 @@ class LanceFactIndex:
         dataset = table_folder(self.path)
         await asyncio.to_thread(_compact_in_tiers, dataset, merge_indices)
         await self._table.checkout_latest()
-        async with self._files_lock.writer:
+        async with self._files.writer:
             await asyncio.to_thread(_remove_old_versions, dataset)
         self._writes_since_optimize = 0
         self._compactions_since_merge = 0 if merge_indices else self._compactions_since_merge + 1
 
     async def aclose(self) -> None:
         self._table.close()
+
+
+async def _connect(directory: Path) -> Any:
+    # Without a metadata cache: with the files' metadata in memory, LanceDB decodes data
+    # files zeroed or overwritten under a running bot as rows of zeros instead of failing,
+    # and the self-healing index never hears of the damage.
+    session = lancedb.Session(metadata_cache_size_bytes=0)
+    return await lancedb.connect_async(str(directory), session=session)
 
 
 def _compact_in_tiers(dataset: Path, merge_indices: bool) -> None:

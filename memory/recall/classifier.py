@@ -44,7 +44,7 @@ _SMALL_TALK = re.compile(
 
 
 # Requests for everything about the speaker: no query to rank by, so similarity would drop
-# every fact ("what do you know about me?" scores below 0.1 against "I live in Lyon").
+# every fact ("what do you know about me?" is barely similar to "I live in Lyon").
 _OVERVIEW_REQUESTS = re.compile(
     r"\b("
     r"(what|everything|anything)\b.{0,20}\b(you|u)\b.{0,15}\b(know|remember|recall)"

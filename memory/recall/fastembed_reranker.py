@@ -6,8 +6,8 @@ the next call raises at once instead of retrying a download on every question.
 
 With ``load_wait`` set, a call waits at most that long for the load; the load goes on in the
 background and the call raises :class:`RerankerError` ("still loading"), so the recaller
-answers in cosine order instead of holding a reply for fastembed's ~40 s of download
-retries on a machine without internet.
+answers in cosine order instead of holding a reply for fastembed's download retries, which
+take a long while on a machine without internet.
 """
 
 from __future__ import annotations

@@ -125,7 +125,7 @@ class Recaller:
         return [RecalledFact(fact, 1.0) for fact in facts]
 
     async def _embed(self, text: str) -> Vectors:
-        vectors = await self._embedder.embed([text])
+        vectors = await self._embedder.embed([text], "query")
         row: Vectors = vectors[0]
         return row
 

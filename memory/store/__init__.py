@@ -1,27 +1,34 @@
-"""The SQLite store: the source of truth for facts, their events, turns and queued writes."""
+"""The store: the source of truth for facts, their events, turns and queued writes.
+
+Every transaction that may write goes through :meth:`Store.transaction`: on SQLite it is
+this process's one writer (:meth:`memory.store.database.Database.writing`). Within its turn,
+after the commit, the index rows it changed are written and, after a forget, the erased
+rows are removed from the index files and the database's log: so the index follows the
+commit order, and nothing else needs a lock to keep a forgotten fact out of it.
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from functools import partial
 from pathlib import Path
 
 from sqlalchemy import URL, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.errors import StoreError
-from memory.index.base import IndexedFact, IndexWrites, VectorIndex
+from memory.index.base import IndexedFact, TransactionIndexWrites, VectorIndex
 from memory.pausing import PAUSED, RESUMED, pause_key
+from memory.priority import Priority
 from memory.records import Answer
 from memory.store.conversation import TurnRepository
 from memory.store.database import Database, database_url, read_only_sqlite_url, sqlite_url
 from memory.store.facts import EventDraft, FactRepository, utc_now, visible_in
 from memory.store.forgetting import Erased, ForgetRepository
-from memory.store.index_gate import IndexGate
-from memory.store.intake import SETTING_VALUE, Accepted, Intake, add_answer, take_in
+from memory.store.intake import SETTING_VALUE, Accepted, Intake, take_in
 from memory.store.migrations import require_current_schema, upgrade_schema
 from memory.store.migrations.backup import delete_backups, expire_backups
 from memory.store.pending import PendingWriteRepository
@@ -36,7 +43,6 @@ __all__ = [
     "EventDraft",
     "FactRepository",
     "ForgetRepository",
-    "IndexGate",
     "Intake",
     "PendingWriteRepository",
     "Store",
@@ -49,6 +55,8 @@ __all__ = [
     "visible_in",
 ]
 
+
+log = logging.getLogger(__name__)
 
 # The tables that hold what people said or what was learned from it.
 PERSONAL_TABLES = ("facts", "fact_vectors", "fact_events", "messages", "pending_writes")
@@ -63,6 +71,10 @@ class WithoutIndex:
     async def delete(self, fact_ids: Sequence[int]) -> None:
         self._refuse()
 
+    async def erase(self, fact_ids: Sequence[int]) -> None:
+        if fact_ids:
+            self._refuse()
+
     async def after_commit(self) -> None:
         """Nothing was written."""
 
@@ -73,7 +85,7 @@ class WithoutIndex:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class StoreTransaction:
     """The repositories of one transaction: all they do commits together or not at all.
 
@@ -86,7 +98,16 @@ class StoreTransaction:
     turns: TurnRepository
     pending: PendingWriteRepository
     forget: ForgetRepository
-    index: IndexWrites
+    index: TransactionIndexWrites
+    # Set by :meth:`forgotten`: the files are scrubbed after the commit.
+    scrub: bool = False
+
+    async def forgotten(self, fact_ids: Sequence[int]) -> None:
+        """This transaction erases what a person asked to forget: after its commit, the
+        facts' index rows leave every index file and the deleted rows the database's files,
+        before the transaction's caller goes on (and answers "done")."""
+        await self.index.erase(fact_ids)
+        self.scrub = True
 
     async def lock_people(self, owners: Iterable[str]) -> None:
         """Hold these people's memory against other processes until this transaction ends
@@ -116,7 +137,7 @@ class StoreTransaction:
         return list((await self.session.scalars(query)).all())
 
 
-def repositories(session: AsyncSession, index: IndexWrites) -> StoreTransaction:
+def repositories(session: AsyncSession, index: TransactionIndexWrites) -> StoreTransaction:
     return StoreTransaction(
         session=session,
         facts=FactRepository(session),
@@ -132,8 +153,6 @@ class Store:
 
     def __init__(self, database: Database) -> None:
         self.database = database
-        # Reconcile's index writes against those of commits and forgets (see IndexGate).
-        self.index_gate = IndexGate()
 
     @classmethod
     async def open(cls, location: Path | str | URL, *, migrate: bool = True) -> Store:
@@ -159,40 +178,53 @@ class Store:
 
     @asynccontextmanager
     async def transaction(
-        self, *, index: VectorIndex | None = None
+        self, *, index: VectorIndex | None = None, priority: Priority = Priority.REPLY
     ) -> AsyncIterator[StoreTransaction]:
-        """A transaction that may write; this process's writing transactions take turns.
+        """A transaction that may write, in this process's turn to write (``REPLY``: someone
+        waits for it; the write queue and maintenance pass ``BACKGROUND``).
 
         With ``index``, the facts it changes are kept in step there too (see
-        :meth:`memory.index.base.VectorIndex.writes_in`).
+        :meth:`memory.index.base.VectorIndex.writes_in`): written inside the transaction
+        (pgvector), or after its commit within the same turn (LanceDB). A failure there
+        leaves the index behind, which is logged and repaired by reconcile; the committed
+        change stands.
         """
-        async with self.database.transaction() as session:
-            writes = WithoutIndex() if index is None else index.writes_in(session)
-            yield repositories(session, writes)
-        if index is not None:
-            async with self.index_gate.after_commit():
-                await writes.after_commit()
+        async with self.database.writing(priority):
+            async with self.database.session() as session:
+                writes = WithoutIndex() if index is None else index.writes_in(session)
+                transaction = repositories(session, writes)
+                yield transaction
+            await writes.after_commit()
+            if transaction.scrub:
+                await self._scrub_logged()
 
     async def take_in(self, intake: Intake) -> Accepted:
         """A person's message taken in, durably, before it is answered (see
-        :func:`memory.store.intake.take_in`): one short transaction, run whole in one call."""
-        return await self.database.write_at_once(partial(take_in, intake=intake))
+        :func:`memory.store.intake.take_in`)."""
+        async with self.transaction() as transaction:
+            return await take_in(transaction.turns, transaction.pending, intake)
 
     async def add_answer(self, answer: Answer) -> bool:
-        """The bot's answer; nothing if the person's turn it answers was forgotten meanwhile.
-        One short transaction, run whole in one call."""
-        return await self.database.write_at_once(partial(add_answer, answer=answer))
+        """The bot's answer; nothing if the person's turn it answers was forgotten meanwhile."""
+        async with self.transaction() as transaction:
+            return await transaction.turns.add_answer(answer)
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[StoreTransaction]:
         """A transaction that only reads: it waits for no writer (use it on the reply path)."""
-        async with self.database.read() as session:
+        async with self.database.session() as session:
             yield repositories(session, WithoutIndex())
 
     async def scrub(self) -> None:
-        """Make rows deleted so far unrecoverable from the database's files: called after a
-        forget commits, before "done" is answered (see docs/write-queue.md, section 3). The
-        copies made before schema upgrades hold them too: they are deleted.
+        """Make rows deleted so far unrecoverable from the database's files, in a turn of
+        its own (a forget's transaction does it within its turn: :meth:`forgotten`)."""
+        async with self.database.writing(Priority.REPLY):
+            await self._scrub_files()
+
+    async def _scrub_files(self) -> None:
+        """After a forget commits, before "done" is answered (see docs/write-queue.md,
+        section 3). The copies made before schema upgrades hold the rows too: they are
+        deleted.
 
         PostgreSQL: VACUUM removes the deleted rows from the tables that hold a person's
         words; it cannot promise the bytes are overwritten (KNOWN_ISSUES.md says where
@@ -206,6 +238,16 @@ class Store:
             "a forget erased facts that it still held (forgotten means gone from every file)",
         )
         await self.database.truncate_wal()
+
+    async def _scrub_logged(self) -> None:
+        try:
+            await self._scrub_files()
+        except StoreError as error:
+            log.error(
+                "a forget is committed, but the database's files still hold the old rows "
+                "(%s); they are overwritten at the next checkpoint",
+                error,
+            )
 
     async def expire_backups(self, *, older_than: datetime) -> int:
         """Delete the copies made before schema upgrades that are older than ``older_than``

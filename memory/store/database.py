@@ -18,18 +18,8 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from memory.coalescing import Coalesced
 from memory.errors import LockTimeoutError, StorageFullError, StoreError
-from memory.store.one_trip import (
-    EngineWriter,
-    OneTripWriter,
-    Result,
-    ThreadWriter,
-    TogetherWriter,
-    Work,
-)
-from memory.store.sqlite_driver import one_trip_dbapi
-from memory.store.write_lock import WriteLock
+from memory.priority import Priority, Turns
 
 BUSY_TIMEOUT_MILLISECONDS = 5000
 JOURNAL_SIZE_LIMIT_BYTES = 4 * 2**20
@@ -112,12 +102,10 @@ def create_engine_for(url: URL, *, read_only: bool = False) -> AsyncEngine:
     """
     if url.get_backend_name() == "sqlite":
         if read_only:
-            engine = create_async_engine(
-                read_only_sqlite_url(str(url.database)), module=one_trip_dbapi()
-            )
+            engine = create_async_engine(read_only_sqlite_url(str(url.database)))
             event.listen(engine.sync_engine, "connect", _set_read_only_pragmas)
             return engine
-        engine = create_async_engine(url, module=one_trip_dbapi(), pool_size=SQLITE_POOL_SIZE)
+        engine = create_async_engine(url, pool_size=SQLITE_POOL_SIZE)
         event.listen(engine.sync_engine, "connect", _set_sqlite_pragmas)
         return engine
     if url.get_backend_name() == "postgresql":
@@ -137,6 +125,13 @@ def create_engine_for(url: URL, *, read_only: bool = False) -> AsyncEngine:
 class Database:
     """Owns the engine and hands out sessions; one per process.
 
+    SQLite has one writer: everything that writes takes a turn first (:meth:`writing`), one
+    at a time in priority order, so this process's writers never meet in SQLite's busy
+    handler (which polls, is unfair, and fails with "database is locked" past
+    ``busy_timeout``), and none commits between another's reads and writes. Reads run
+    beside the writer on their own connections (WAL). PostgreSQL orders concurrent
+    transactions itself: no turn is taken there.
+
     ``read_only`` opens an existing database without changing it (``mnemo doctor`` beside a
     running bot): no journal-mode switch, every write refused.
     """
@@ -145,19 +140,9 @@ class Database:
         self.url = database_url(location)
         self.engine: AsyncEngine = create_engine_for(self.url, read_only=read_only)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
-        self.write_lock = WriteLock()
-        self.one_trip: OneTripWriter = (
-            ThreadWriter(self.url, _set_sqlite_pragmas)
-            if self.dialect == "sqlite" and not read_only
-            else EngineWriter(self.engine)
-        )
-        self.at_once = TogetherWriter(
-            self.one_trip, lambda urgent: self.write_lock.hold(urgent=urgent), translate_error
-        )
-        # How long a truncation of the log waits for readers (replies read in milliseconds);
-        # below BUSY_TIMEOUT_MILLISECONDS, so a writer queued behind it never times out.
+        self._turns = Turns() if self.dialect == "sqlite" else None
+        # How long a truncation of the log waits for readers (replies read in milliseconds).
         self.log_wait_seconds = LOG_WAIT_SECONDS
-        self._log_truncation = Coalesced(self._truncate_wal_now)
 
     @property
     def dialect(self) -> str:
@@ -171,21 +156,24 @@ class Database:
         return Path(str(self.url.database))
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[AsyncSession]:
-        """A session inside one transaction that may write: committed on success, rolled
-        back on error; this process's writing transactions take turns (see WriteLock)."""
-        async with self.write_lock.hold(), self.read() as session:
-            yield session
-
-    async def write_at_once(self, work: Work[Result]) -> Result:
-        """A short writing transaction run whole in one call, with the others waiting at the
-        same time (see :mod:`memory.store.one_trip`): committed if ``work`` returns, rolled
-        back if it raises; it takes its turn of the write lock as :meth:`transaction` does."""
-        return await self.at_once.run(work)
+    async def writing(self, priority: Priority) -> AsyncIterator[None]:
+        """This process's turn to write (SQLite), held inside; nothing on PostgreSQL."""
+        if self._turns is None:
+            yield
+            return
+        async with self._turns.hold(priority):
+            yield
 
     @asynccontextmanager
-    async def read(self) -> AsyncIterator[AsyncSession]:
-        """A session inside one transaction that only reads (WAL: beside any writer)."""
+    async def transaction(self, priority: Priority) -> AsyncIterator[AsyncSession]:
+        """A session inside one transaction that may write, in this process's turn."""
+        async with self.writing(priority), self.session() as session:
+            yield session
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[AsyncSession]:
+        """A session inside one transaction: committed on success, rolled back on error.
+        On SQLite only the store's writer opens one that writes (WAL: reads run beside it)."""
         try:
             async with self._sessions() as session, session.begin():
                 yield session
@@ -195,34 +183,26 @@ class Database:
     async def truncate_wal(self) -> None:
         """Copy the write-ahead log into the database and empty it, so that the older copies
         of deleted rows it holds are gone from the files (``secure_delete`` zeroes them in
-        the database itself).
+        the database itself). The caller holds the store writer's turn: the checkpoint takes
+        SQLite's write lock while it waits for readers.
 
-        Returns once a truncation that started after this call has succeeded: many callers
-        at once (twenty forgets) share one or two. Raises :class:`StoreError` if it failed,
-        e.g. a reader still used the log after ``log_wait_seconds``.
+        Raises :class:`StoreError` if it failed, e.g. a reader still used the log after
+        ``log_wait_seconds``.
         """
-        await self._log_truncation.run()
-
-    async def _truncate_wal_now(self) -> None:
-        # The checkpoint holds SQLite's writer lock while it waits for readers. Taking this
-        # process's turn first makes our writers queue here, fairly, instead of polling in
-        # SQLite's busy handler, where back-to-back truncations could keep one out past
-        # busy_timeout ("database is locked"). A writer waits for one truncation at most.
-        async with self.write_lock.hold():
-            try:
-                async with self.engine.connect() as connection:
+        try:
+            async with self.engine.connect() as connection:
+                await connection.exec_driver_sql(
+                    f"PRAGMA busy_timeout={round(self.log_wait_seconds * 1000)}"
+                )
+                try:
+                    result = await connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+                    busy = result.one()[0]
+                finally:
                     await connection.exec_driver_sql(
-                        f"PRAGMA busy_timeout={round(self.log_wait_seconds * 1000)}"
+                        f"PRAGMA busy_timeout={BUSY_TIMEOUT_MILLISECONDS}"
                     )
-                    try:
-                        result = await connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
-                        busy = result.one()[0]
-                    finally:
-                        await connection.exec_driver_sql(
-                            f"PRAGMA busy_timeout={BUSY_TIMEOUT_MILLISECONDS}"
-                        )
-            except SQLAlchemyError as error:
-                raise translate_error(error) from error
+        except SQLAlchemyError as error:
+            raise translate_error(error) from error
         if busy:
             raise StoreError(
                 "the database's log could not be emptied: another connection kept reading "
@@ -241,7 +221,4 @@ class Database:
             raise translate_error(error) from error
 
     async def aclose(self) -> None:
-        await self._log_truncation.aclose()
-        await self.at_once.aclose()
-        await self.one_trip.aclose()
         await self.engine.dispose()

@@ -19,6 +19,7 @@ from pathlib import Path
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from memory.priority import Priority
 from memory.store.database import Database, translate_error
 
 INCREMENTAL = 2  # PRAGMA auto_vacuum: 0 none, 1 full, 2 incremental
@@ -87,20 +88,23 @@ async def give_back_free_pages(database: Database) -> int:
     space = await database_space(database)
     if space is None:
         return 0
-    if not space.incremental_vacuum or space.free_bytes == 0:
+    if space.incremental_vacuum and space.free_bytes > 0:
+        # One turn of the writer per step: a reply's write goes between two steps.
+        while not await _vacuum_step(database):
+            pass
+    async with database.writing(Priority.BACKGROUND):
         await database.truncate_wal()
-        return 0
+    return space.free_bytes if space.incremental_vacuum else 0
+
+
+async def _vacuum_step(database: Database) -> bool:
+    """Give back a few hundred free pages; True when none is left."""
     try:
-        while True:
-            async with database.engine.connect() as connection:
-                await connection.exec_driver_sql(f"PRAGMA incremental_vacuum({_PAGES_PER_STEP})")
-                if await _pragma(connection, "freelist_count") == 0:
-                    break
-            await asyncio.sleep(0)  # a reply's write may go between two steps
+        async with database.writing(Priority.BACKGROUND), database.engine.connect() as connection:
+            await connection.exec_driver_sql(f"PRAGMA incremental_vacuum({_PAGES_PER_STEP})")
+            return bool(await _pragma(connection, "freelist_count") == 0)
     except SQLAlchemyError as error:
         raise translate_error(error) from error
-    await database.truncate_wal()
-    return space.free_bytes
 
 
 async def vacuum(database: Database) -> None:
@@ -108,13 +112,14 @@ async def vacuum(database: Database) -> None:
     the way. Holds the database for as long as the copy takes: for ``mnemo compact``."""
     if not is_sqlite(database):
         return
-    try:
-        async with database.engine.connect() as connection:
-            await connection.exec_driver_sql("PRAGMA auto_vacuum=INCREMENTAL")
-            await connection.exec_driver_sql("VACUUM")
-    except SQLAlchemyError as error:
-        raise translate_error(error) from error
-    await database.truncate_wal()
+    async with database.writing(Priority.BACKGROUND):
+        try:
+            async with database.engine.connect() as connection:
+                await connection.exec_driver_sql("PRAGMA auto_vacuum=INCREMENTAL")
+                await connection.exec_driver_sql("VACUUM")
+        except SQLAlchemyError as error:
+            raise translate_error(error) from error
+        await database.truncate_wal()
 
 
 async def switch_to_incremental_vacuum(

@@ -1,36 +1,47 @@
-"""The write path's model calls wait their turn behind replies.
+"""The background's model calls give way to replies (the model side of replies first).
 
-A local model server answers few requests at once: a background extraction queued just
-before a reply's request makes that reply wait for it. Each background call therefore goes
-through :meth:`memory.priority.ReplyPriority.background`: while replies are in progress it
-waits for them (bounded, see there), so what is queued at the server is the reply.
+A local model server answers few requests at once (llama.cpp and Ollama on a small machine:
+one), and a request already at the server goes first. So a background call (extraction,
+decision, consolidation) is not sent while a reply is in progress (:class:`Replies`), and
+one already at the server when a reply starts is cancelled and sent again once the replies
+are done: the server stops generating when its client closes the request, and the call is
+idempotent (what it decides is applied only when its answer arrives). At most ``max_calls``
+background calls are at the server at once.
 
-And at most ``max_calls`` background calls are at the server at once, however many people's
-writes the queue worker plans together: a reply that starts meanwhile queues behind at most
-that many (the worker processes more people at once than that for bigger group commits).
+After ``max_wait_seconds`` of replies without a gap a call goes anyway, and is not cancelled:
+a busy room slows learning down but never stops it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memory.llm import CallKind, ChatMessage, LanguageModel
-from memory.priority import ReplyPriority
+from memory.priority import Replies
 
 
 class BackgroundModel:
     """A :class:`LanguageModel` whose calls give way to replies; the model is not owned."""
 
     def __init__(
-        self, model: LanguageModel, priority: ReplyPriority, *, max_calls: int = 4
+        self,
+        model: LanguageModel,
+        replies: Replies,
+        *,
+        max_calls: int = 1,
+        max_wait_seconds: float = 60.0,
     ) -> None:
-        if max_calls < 1:
-            raise ValueError("the background model needs at least one call at a time")
+        if max_calls < 1 or max_wait_seconds < 0:
+            raise ValueError("max_calls must be at least 1 and max_wait_seconds at least 0")
         self._model = model
-        self._priority = priority
+        self._replies = replies
         self._calls = asyncio.Semaphore(max_calls)
+        self._max_wait_seconds = max_wait_seconds
+        # How many calls were cancelled at the server for a reply (tests, benchmarks).
+        self.given_way = 0
 
     @property
     def model_name(self) -> str:
@@ -44,12 +55,45 @@ class BackgroundModel:
         json_schema: Mapping[str, Any] | None = None,
         temperature: float | None = None,
     ) -> str:
-        # A free call slot first, then the reply gate: a call let through by the gate goes
-        # to the server at once, not after replies started meanwhile.
-        async with self._calls, self._priority.background():
-            return await self._model.complete(
-                messages, kind=kind, json_schema=json_schema, temperature=temperature
-            )
+        async with self._calls:
+            while True:
+                quiet = await self._no_replies()
+                call = asyncio.ensure_future(
+                    self._model.complete(
+                        messages, kind=kind, json_schema=json_schema, temperature=temperature
+                    )
+                )
+                if not quiet:
+                    return await call
+                if await self._finished_before_a_reply(call):
+                    return call.result()
+                self.given_way += 1
+
+    async def _no_replies(self) -> bool:
+        """True once no reply is in progress; False after ``max_wait_seconds`` of replies."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._max_wait_seconds
+        # Looked at again after each wake-up: a reply may have started since the last ended.
+        while self._replies.in_progress:
+            try:
+                await asyncio.wait_for(self._replies.none_in_progress(), deadline - loop.time())
+            except TimeoutError:
+                return False
+        return True
+
+    async def _finished_before_a_reply(self, call: asyncio.Future[str]) -> bool:
+        """Wait for ``call``; if a reply starts first, cancel it (False)."""
+        reply = asyncio.ensure_future(self._replies.next_reply())
+        waited: set[asyncio.Future[Any]] = {call, reply}
+        try:
+            await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            reply.cancel()
+            if not call.done():
+                call.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await call
+        return not call.cancelled()
 
     async def aclose(self) -> None:
         """The model belongs to whoever built it."""

@@ -42,7 +42,7 @@ async def related_facts(
     """
     clauses = statement_clauses(text)
     texts = [text, *clauses] if len(clauses) > 1 else [text]
-    vectors = await embedder.embed(texts)
+    vectors = await embedder.embed(texts, "document")
     return await find_related(store, index, scope, vectors, threshold=threshold, limit=limit)
 
 

@@ -62,7 +62,7 @@ async def taught_by(parts: WriteParts, message: MessageInput) -> tuple[list[Lear
     if message.source_message_id is None:
         return [], []
     scope = Scope(message.scope.owner, message.scope.room, ScopeMode.USER_ROOM)
-    async with parts.store.transaction() as transaction:
+    async with parts.store.read() as transaction:
         learned = await transaction.forget.learned_from(scope, message.source_message_id)
         facts = await transaction.facts.get_many(scope, [found.fact_id for found in learned])
     by_id = {fact.id: fact for fact in facts}
@@ -76,7 +76,7 @@ async def with_taught(
     """Each subject with the taught facts among its candidates (by their real similarity)."""
     if not taught or not subjects:
         return list(subjects)
-    vectors = await parts.embedder.embed([fact.text for fact in taught])
+    vectors = await parts.embedder.embed([fact.text for fact in taught], "document")
     widened = []
     for subject in subjects:
         present = {candidate.fact.id for candidate in subject.candidates}

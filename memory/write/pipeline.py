@@ -20,6 +20,7 @@ import numpy as np
 from memory.embedding.base import Embedder
 from memory.index.base import VectorIndex
 from memory.llm import LanguageModel, LanguageModelError
+from memory.priority import Priority
 from memory.records import Action, FactSource
 from memory.scope import Scope
 from memory.store import Store, StoreTransaction
@@ -214,7 +215,7 @@ async def gather_subjects(
 ) -> list[Subject]:
     if not facts:
         return []
-    vectors = await parts.embedder.embed([fact.text for fact in facts])
+    vectors = await parts.embedder.embed([fact.text for fact in facts], "document")
     candidates = await find_candidates(
         parts.store,
         parts.index,
@@ -249,11 +250,16 @@ async def decide_subjects(
 
 
 async def commit(
-    parts: WriteParts, message: MessageInput, source: FactSource, plan: Plan
+    parts: WriteParts,
+    message: MessageInput,
+    source: FactSource,
+    plan: Plan,
+    *,
+    priority: Priority = Priority.REPLY,
 ) -> WriteOutcome:
     """Apply and complete the queue row in ONE transaction, so nothing is applied twice; if
     the row is gone or no longer this worker's, nothing is applied at all."""
-    async with parts.store.transaction(index=parts.index) as transaction:
+    async with parts.store.transaction(index=parts.index, priority=priority) as transaction:
         await transaction.lock_people([message.scope.owner])
         outcome, changes = await apply_plan(transaction, parts, message, source, plan)
         await update_index(transaction.index, changes)
@@ -267,9 +273,8 @@ async def apply_plan(
     source: FactSource,
     plan: Plan,
 ) -> tuple[WriteOutcome, IndexChanges]:
-    """Complete the claimed row and apply its plan inside ``transaction`` (several plans may
-    share one: group commits); the caller hands the index changes to the transaction's
-    index once all are applied."""
+    """Complete the claimed row and apply its plan inside ``transaction``; the caller hands
+    the index changes to the transaction's index."""
     context = ApplyContext(
         message.scope,
         source,

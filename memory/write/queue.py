@@ -18,6 +18,7 @@ from collections.abc import Callable, Collection
 from datetime import datetime, timedelta
 from typing import Protocol
 
+from memory.priority import Priority
 from memory.records import PendingWrite
 from memory.scope import Scope
 from memory.store import EventDraft, Store
@@ -74,7 +75,7 @@ class StoreWriteQueue:
         self, worker: str, *, owner: str | None = None, skip_owners: Collection[str] = ()
     ) -> PendingWrite | None:
         now = self._clock()
-        async with self._store.transaction() as transaction:
+        async with self._store.transaction(priority=Priority.BACKGROUND) as transaction:
             return await transaction.pending.claim_next(
                 worker,
                 now=now,
@@ -93,7 +94,7 @@ class StoreWriteQueue:
         delay: timedelta,
         event: EventDraft | None = None,
     ) -> bool:
-        async with self._store.transaction() as transaction:
+        async with self._store.transaction(priority=Priority.BACKGROUND) as transaction:
             kept = await transaction.pending.reschedule(
                 pending.id, worker, error=error, next_attempt_at=self._clock() + delay
             )
@@ -102,7 +103,7 @@ class StoreWriteQueue:
             return kept
 
     async def release_claims(self, worker: str | None = None) -> int:
-        async with self._store.transaction() as transaction:
+        async with self._store.transaction(priority=Priority.BACKGROUND) as transaction:
             return await transaction.pending.release_claims(worker)
 
 
@@ -113,7 +114,7 @@ class SharedWriteQueue(StoreWriteQueue):
         self, worker: str, *, owner: str | None = None, skip_owners: Collection[str] = ()
     ) -> PendingWrite | None:
         now = self._clock()
-        async with self._store.transaction() as transaction:
+        async with self._store.transaction(priority=Priority.BACKGROUND) as transaction:
             return await transaction.pending.claim_next_shared(
                 worker,
                 now=now,

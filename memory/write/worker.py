@@ -9,7 +9,6 @@ closing gives it a short grace, then cancels the work in progress, whose rows st
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import os
 import socket
@@ -17,7 +16,6 @@ import uuid
 from asyncio import FIRST_COMPLETED
 from collections.abc import Awaitable, Callable, Collection
 
-from memory.priority import ReplyPriority, background_turn
 from memory.records import PendingWrite
 from memory.write.queue import WriteQueue
 
@@ -40,17 +38,13 @@ class QueueWorker:
         *,
         concurrency: int,
         worker_id: str | None = None,
-        priority: ReplyPriority | None = None,
     ) -> None:
-        """``priority``: claims wait while replies are in progress (see
-        :class:`memory.priority.ReplyPriority`), as the work on a claimed row does."""
         if concurrency < 1:
             raise ValueError("the queue worker needs a concurrency of at least 1")
         self.worker_id = worker_id or new_worker_id()
         self._queue = queue
         self._process = process
         self._concurrency = concurrency
-        self._priority = priority
         self._wakeup = asyncio.Event()
         self._requested = 0
         self._seen = 0
@@ -71,11 +65,7 @@ class QueueWorker:
         SQLite, where one process owns the data folder); they are released first.
         """
         if self._loop is None:
-            # A fresh context: started by a reply's first message, it must not pass for one
-            # (memory.priority.in_reply) in everything it does.
-            self._loop = asyncio.create_task(
-                self._run(release_stale_claims), context=contextvars.Context()
-            )
+            self._loop = asyncio.create_task(self._run(release_stale_claims))
         self.wake()
 
     def wake(self) -> None:
@@ -172,10 +162,7 @@ class QueueWorker:
     ) -> PendingWrite | None:
         """The next row, or ``None`` also when the store fails (logged; the rows stay)."""
         try:
-            # A claim is a write: while replies are in progress it would hold the store's
-            # write lock that their intakes and answers wait for.
-            async with background_turn(self._priority):
-                return await self._queue.claim(self.worker_id, owner=owner, skip_owners=skip_owners)
+            return await self._queue.claim(self.worker_id, owner=owner, skip_owners=skip_owners)
         except Exception:
             log.exception("the queue worker could not read the queue; it retries later")
             return None

@@ -7,9 +7,10 @@ order; a failed write stays queued with exponential backoff and holds back the l
 messages of the same person, except when the model's answer was unusable (that must not
 block learning).
 
-Every commit that changes a person's memory (pipeline, remember, undo, forget) holds that
-person's commit lock, so a ``forget`` never interleaves with a write: a write in flight
-finds its queue row gone and applies nothing.
+Every commit that changes a person's memory (pipeline, remember, undo, forget) is one store
+transaction, and the store's writer runs them one at a time (on PostgreSQL, under the
+person's lock), so a ``forget`` never interleaves with a write: a write in flight finds its
+queue row gone and applies nothing.
 
 Chat as people use it (issue 17): ``correct`` takes an edited message in like ``accept`` (its
 turn gets the new text, and its correction is queued, in one transaction; the worker runs it
@@ -25,11 +26,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from memory.embedding.base import Embedder
-from memory.errors import MemoryLayerError, StoreError, VectorIndexError
+from memory.errors import MemoryLayerError
 from memory.index.base import VectorIndex
-from memory.keyed_locks import KeyedLocks
 from memory.llm import LanguageModel
-from memory.priority import ReplyPriority
+from memory.priority import Priority, Replies
 from memory.records import Action, Actor, FactEvent, FactSource, PendingWrite
 from memory.scope import Scope, ScopeMode
 from memory.store import Accepted, EventDraft, Intake, Store, utc_now
@@ -38,7 +38,6 @@ from memory.write.candidates import CALIBRATED_CANDIDATE_THRESHOLD
 from memory.write.correction import plan_correction
 from memory.write.errors import UnusableModelOutput, WriteError
 from memory.write.extraction import ProposedFact
-from memory.write.group_commit import GroupCommitter
 from memory.write.guards import Guard
 from memory.write.history import fact_history
 from memory.write.pipeline import (
@@ -71,13 +70,10 @@ class WriteSettings:
     retry_max_seconds: float = 3600.0
     # Queued writes do not store the scope mode; this one is used when they are processed.
     scope_mode: ScopeMode = ScopeMode.USER_ROOM
-    # How many people's writes the worker processes at once (each person's in order): the
-    # more, the bigger the group commits (fewer index writes and compactions under load).
+    # How many people's writes the worker processes at once (each person's in order).
     worker_concurrency: int = 16
-    # At most this many of those writes' model calls at the server at once (replies first).
-    max_model_calls: int = 4
-    # At most this many queued messages are applied in one transaction (group commit).
-    max_group_commit: int = 32
+    # At most this many of those writes' model calls at the server at once (its slots).
+    max_model_calls: int = 1
     # A claim older than this is taken as its worker's death: longer than any write takes.
     claim_lease_seconds: float = 900.0
     # On shutdown, how long the worker may finish queued writes before it is cut off.
@@ -111,7 +107,7 @@ class MemoryWriter:
         clock: Callable[[], datetime] | None = None,
         queue: WriteQueue | None = None,
         worker_id: str | None = None,
-        priority: ReplyPriority | None = None,
+        replies: Replies | None = None,
     ) -> None:
         self._store = store
         self._index = index
@@ -119,23 +115,15 @@ class MemoryWriter:
         self._settings = settings
         # A person waits for "remember" and undo: their model calls do not give way.
         self._parts = WriteParts(store, index, embedder, llm, settings.pipeline())
-        # The queue's do: they wait while replies are in progress, and commit in groups.
-        self._priority = priority or ReplyPriority()
+        # The queue's do: they are not sent while replies are in progress.
         self._queue_parts = WriteParts(
             store,
             index,
             embedder,
-            BackgroundModel(llm, self._priority, max_calls=settings.max_model_calls),
+            BackgroundModel(llm, replies or Replies(), max_calls=settings.max_model_calls),
             settings.pipeline(),
         )
         self._clock = clock or utc_now
-        self._commit_locks = KeyedLocks()
-        self._group_commit = GroupCommitter(
-            self._queue_parts,
-            self._commit_locks,
-            max_group=settings.max_group_commit,
-            priority=self._priority,
-        )
         lease = timedelta(seconds=settings.claim_lease_seconds)
         self._queue = queue or queue_for(store, lease=lease, clock=self._clock)
         self.worker = QueueWorker(
@@ -143,7 +131,6 @@ class MemoryWriter:
             self._process_claimed,
             concurrency=settings.worker_concurrency,
             worker_id=worker_id,
-            priority=self._priority,
         )
 
     def start(self, *, release_stale_claims: bool = True) -> None:
@@ -213,20 +200,19 @@ class MemoryWriter:
     async def erase_message(self, owner: str, rooms: Sequence[str], message_id: str) -> bool:
         """A person deleted their message: erase its turns, its queued writes and the facts
         it alone taught, for good (as ``forget``); whether anything was there."""
-        async with self._commit_locks.hold(owner):
-            async with self._store.transaction() as transaction:
-                await transaction.lock_people([owner])
-                erased = await transaction.forget.message(owner, rooms, message_id)
-            if not (erased.fact_ids or erased.turns or erased.queued or erased.events):
-                return False
-            await self._erase_physically(erased.fact_ids)
-        return True
+        async with self._store.transaction(index=self._index) as transaction:
+            await transaction.lock_people([owner])
+            erased = await transaction.forget.message(owner, rooms, message_id)
+            found = bool(erased.fact_ids or erased.turns or erased.queued or erased.events)
+            if found:
+                await transaction.forgotten(erased.fact_ids)
+        return found
 
     async def retry_due(self) -> int:
         """Wake the worker for the writes whose retry time has come (the scheduled job);
         returns at once with how many writes are queued."""
         self.wake()
-        async with self._store.transaction() as transaction:
+        async with self._store.read() as transaction:
             return await transaction.pending.count()
 
     async def drain(self) -> int:
@@ -243,34 +229,29 @@ class MemoryWriter:
         fact = ProposedFact(" ".join(text.split()), REMEMBERED_CATEGORY)
         plan = await plan_remembered(self._parts, scope, fact)
         message = MessageInput(scope, text, self._clock())
-        async with self._commit_locks.hold(scope.owner):
-            return await commit(self._parts, message, FactSource.REMEMBERED, plan)
+        return await commit(self._parts, message, FactSource.REMEMBERED, plan)
 
     async def forget(self, scope: Scope, fact_id: int) -> bool:
         """Erase a fact, its versions, their events and the turns it was learned from, for
         good; False if there is no such fact in the scope."""
-        async with self._commit_locks.hold(scope.owner):
-            async with self._store.transaction() as transaction:
-                await transaction.lock_people([scope.owner])
-                erased = await transaction.forget.fact(scope, fact_id)
-            if erased is None:
-                return False
-            await self._erase_physically(erased.fact_ids)
-        return True
+        async with self._store.transaction(index=self._index) as transaction:
+            await transaction.lock_people([scope.owner])
+            erased = await transaction.forget.fact(scope, fact_id)
+            if erased is not None:
+                await transaction.forgotten(erased.fact_ids)
+        return erased is not None
 
     async def forget_all(self, scope: Scope) -> int:
         """Erase everything of the person in the scope (facts, events, turns, queued
         writes); how many facts were active."""
-        async with self._commit_locks.hold(scope.owner):
-            async with self._store.transaction() as transaction:
-                await transaction.lock_people([scope.owner])
-                erased = await transaction.forget.everything(scope)
-            await self._erase_physically(erased.fact_ids)
+        async with self._store.transaction(index=self._index) as transaction:
+            await transaction.lock_people([scope.owner])
+            erased = await transaction.forget.everything(scope)
+            await transaction.forgotten(erased.fact_ids)
         return erased.active
 
     async def undo(self, scope: Scope) -> UndoResult | None:
-        async with self._commit_locks.hold(scope.owner):
-            return await undo_latest(self._store, self._index, self._embedder, scope)
+        return await undo_latest(self._store, self._index, self._embedder, scope)
 
     async def history(self, scope: Scope, fact_id: int) -> list[FactEvent]:
         return await fact_history(self._store, scope, fact_id)
@@ -279,36 +260,9 @@ class MemoryWriter:
         """Stop the worker after a short grace (a write cut off stays queued, and is learned
         after the next start); the parts belong to whoever built them."""
         await self.worker.aclose(grace_seconds=self._settings.shutdown_grace_seconds)
-        await self._group_commit.aclose()
-
-    async def _erase_physically(self, fact_ids: Sequence[int]) -> None:
-        """After the SQLite commit (the truth): the vector rows out of every index file, and
-        the deleted rows out of SQLite's log. A failure is logged, not raised: the answer
-        says what SQLite did, and the index heals (rebuilt from SQLite)."""
-        if fact_ids:
-            try:
-                # Reconcile's writes (without our commit lock) wait, then re-read.
-                async with self._store.index_gate.erasing():
-                    await self._index.erase(fact_ids)
-            except VectorIndexError as error:
-                log.error(
-                    "forgotten facts %s are erased in SQLite but not yet from the vector "
-                    "index (%s); the index heals from SQLite at the next reconcile",
-                    list(fact_ids),
-                    error,
-                )
-        try:
-            await self._store.scrub()
-        except StoreError as error:
-            log.error(
-                "a forget is committed, but SQLite's log still holds the old rows (%s); "
-                "they are overwritten at the next checkpoint",
-                error,
-            )
 
     async def _process_claimed(self, pending: PendingWrite, worker: str) -> bool:
-        """Plan (model calls, no lock, giving way to replies), then commit with whatever
-        else is ready, under the owners' commit locks (group commit)."""
+        """Plan (model calls giving way to replies), then commit in the background's turn."""
         scope = Scope(pending.owner, pending.room, self._settings.scope_mode)
         claim = QueueClaim(pending.id, worker)
         message = MessageInput(
@@ -317,7 +271,9 @@ class MemoryWriter:
         planner = plan_correction if pending.corrects else plan_message
         try:
             plan = await planner(self._queue_parts, message)
-            outcome = await self._group_commit.commit(message, FactSource.EXTRACTED, plan)
+            outcome = await commit(
+                self._queue_parts, message, FactSource.EXTRACTED, plan, priority=Priority.BACKGROUND
+            )
         except Exception as error:  # anything: the message stays queued, nothing is lost
             await self._reschedule(pending, worker, error)
             return False
@@ -335,10 +291,7 @@ class MemoryWriter:
             if isinstance(error, UnusableModelOutput)
             else None
         )
-        async with self._commit_locks.hold(pending.owner):
-            await self._queue.reschedule(
-                pending, worker, error=reason[:1000], delay=delay, event=event
-            )
+        await self._queue.reschedule(pending, worker, error=reason[:1000], delay=delay, event=event)
 
 
 def unusable_output_event(error: UnusableModelOutput, source_message_id: str | None) -> EventDraft:

@@ -95,13 +95,15 @@ def test_calibrate_shipped_pairs_with_plot(
     png = tmp_path / "calibration.png"
     assert main(["--config", str(config_file), "calibrate", "--plot", str(png)]) == 0
     printed = _flat(capsys.readouterr().out)
-    assert "96 pairs from" in printed and "de, en, es, fr, it, pt" in printed
+    assert "138 pairs from" in printed and "de, en, es, fr, it, ja, nl, pt, ru, zh" in printed
     for group in ("same", "update", "detail", "different", "negation", "unrelated"):
         assert f"│ {group} " in printed
     assert "recommended memory.candidate_threshold = 0.30" in printed
     assert "no threshold separates unrelated pairs from the others" in printed
     assert "same (NONE (duplicate)) and update (UPDATE) overlap" in printed
     assert "configured memory.candidate_threshold = 0.30: 0 pairs" in printed
+    # English-first: each language separates alone, but Portuguese and Chinese do not.
+    assert "│ zh │ 7 │ 0.61 │ 0.68 │ NO" in printed and "│ de │ 8 │ 0.75 │ 0.45 │ yes" in printed
     with Image.open(png) as image:
         assert image.format == "PNG" and image.width == 900
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from bot.config import Config, ConfigError, load_config
+from memory.embedding.prompts import EMBEDDINGGEMMA, NO_PROMPTS, Prompts
 from memory.scope import ScopeMode
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
@@ -105,3 +106,31 @@ def test_environment_strings_are_not_split_for_plain_settings(tmp_path: Path) ->
     # A comma in a plain string setting (a model tag, a URL) stays as it is.
     config = load_config(write(tmp_path, ""), environ={"MNEMO_LLM__MODEL": "a,b"})
     assert config.llm.model == "a,b"
+
+
+def test_embedding_prompts_are_the_models_unless_set(tmp_path: Path) -> None:
+    gemma = '[embedding]\nmodel = "google/embeddinggemma-300m"\n'
+    config = load_config(write(tmp_path, gemma), environ={})
+    assert config.embedding.prompts() == EMBEDDINGGEMMA
+    assert load_config(environ={}).embedding.prompts() == NO_PROMPTS
+    custom = load_config(
+        write(tmp_path, gemma + 'document_prompt = "passage: "\n'),
+        environ={"MNEMO_EMBEDDING__QUERY_PROMPT": ""},
+    ).embedding.prompts()
+    assert custom == Prompts("", "passage: ", EMBEDDINGGEMMA.similarity)
+
+
+def test_the_candidate_threshold_follows_the_embedding_model(tmp_path: Path) -> None:
+    gemma = '[embedding]\nmodel = "google/embeddinggemma-300m"\n'
+    assert load_config(write(tmp_path, gemma), environ={}).memory.candidate_threshold == 0.48
+    assert load_config(environ={}).memory.candidate_threshold == 0.30
+    unknown = '[embedding]\nmodel = "BAAI/bge-small-en-v1.5"\n'
+    assert load_config(write(tmp_path, unknown), environ={}).memory.candidate_threshold == 0.30
+    chosen = load_config(
+        write(tmp_path, gemma), environ={"MNEMO_MEMORY__CANDIDATE_THRESHOLD": "0.42"}
+    )
+    assert chosen.memory.candidate_threshold == 0.42
+    by_environment = load_config(
+        write(tmp_path, ""), environ={"MNEMO_EMBEDDING__MODEL": "embeddinggemma:300m"}
+    )
+    assert by_environment.memory.candidate_threshold == 0.48

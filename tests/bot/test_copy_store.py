@@ -17,13 +17,13 @@ from bot.cli import main
 from memory.embedding import Embedder
 from memory.index import LanceFactIndex
 from memory.index.base import StoredVector
-from memory.index.pgvector import PgVectorIndex
 from memory.indexing import index_facts
 from memory.records import Action, Actor, FactSource, FactStatus, NewFact, Role
 from memory.scope import Scope
 from memory.store import EventDraft, Store
 from memory.store.copy import COPIED_TABLES, count_rows
 from memory.store.schema import FactRow, MessageRow
+from memory.store.vectors import PgVectorIndex
 from tests.servers.postgres import PostgresServer
 
 pytestmark = pytest.mark.slow

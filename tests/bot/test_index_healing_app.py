@@ -12,7 +12,7 @@ import pytest
 from adapters.main import main
 from bot.config import Config
 from bot.scheduler import RECONCILE
-from memory.embedding import Embedder, Vectors
+from memory.embedding import Embedder, TextKind, Vectors
 from memory.index import HealingIndex
 from tests.bot.core.harness import Harness, fact, make_config, open_harness, reply_calls
 from tests.conftest import LOCAL_MODEL_DIRECTORY
@@ -137,10 +137,10 @@ class HeldEmbedder:
     def model_name(self) -> str:
         return self.inner.model_name
 
-    async def embed(self, texts: Sequence[str]) -> Vectors:
+    async def embed(self, texts: Sequence[str], kind: TextKind = "document") -> Vectors:
         if self.held_text in texts:
             await self.released.wait()
-        return await self.inner.embed(texts)
+        return await self.inner.embed(texts, kind)
 
     async def aclose(self) -> None:
         return None

@@ -20,10 +20,10 @@ from sqlalchemy import URL, update
 
 from bot.components import open_memory
 from memory.embedding import FastEmbedEmbedder
-from memory.index.pgvector import PgVectorIndex
 from memory.indexing import reconcile
 from memory.store import Store, database
 from memory.store.schema import FactVectorRow
+from memory.store.vectors import PgVectorIndex
 from tests.bot.core.harness import make_config
 from tests.memory.write.helpers import ALICE, seed
 from tests.servers.postgres import PostgresServer

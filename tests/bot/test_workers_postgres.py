@@ -24,12 +24,12 @@ import pytest
 from sqlalchemy import URL, select
 
 from memory.embedding import FastEmbedEmbedder
-from memory.index.pgvector import PgVectorIndex
 from memory.indexing import reconcile
 from memory.records import FactStatus
 from memory.scope import Scope
 from memory.store import Store
 from memory.store.schema import FactEventRow, FactRow, PendingWriteRow
+from memory.store.vectors import PgVectorIndex
 from memory.write import WriteSettings
 from tests.conftest import REPOSITORY_ROOT
 from tests.servers.postgres import PostgresServer

@@ -81,8 +81,7 @@ async def test_index_broken_while_running_is_rebuilt_and_recall_works_again(
     await asyncio.to_thread(BREAKS[damage], settings.data_dir / "index")
     # Replies go on meanwhile, with or without memories.
     assert await bot.say("alice", "What colour is my kayak?") == "Noted."
-    # A search may still be answered from memory (the scope cache); the next index write
-    # meets the broken files and has them rebuilt.
+    # A search or the next index write meets the broken files and has them rebuilt.
     assert await bot.say("alice", "I store my kayak in the garage.") == "Noted."
     await wait_until_learned(settings.data_dir)
     await bot.logged(REBUILT, within=120)

@@ -13,7 +13,6 @@ from sqlalchemy import event, text
 
 from memory.errors import StorageFullError
 from memory.store import Store
-from memory.store.one_trip import ThreadWriter
 
 FILLER_SIZES = (65536, 4096, 512, 64, 8, 1)
 
@@ -28,14 +27,8 @@ async def fill_the_disk(store: Store) -> None:
         cursor.execute(f"PRAGMA max_page_count = {int(pages)}")
         cursor.close()
 
-    # Every engine of the store: the reply path's intake runs on its own (one_trip).
-    engines = [store.database.engine.sync_engine]
-    if isinstance(store.database.one_trip, ThreadWriter):
-        engines.append(store.database.one_trip.engine)
-    for engine in engines:
-        event.listen(engine, "connect", cap)
+    event.listen(store.database.engine.sync_engine, "connect", cap)
     await store.database.engine.dispose()
-    await store.database.one_trip.dispose()
     for size in FILLER_SIZES:
         while True:
             try:

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.embedding import FastEmbedEmbedder, Vectors
+from memory.embedding import FastEmbedEmbedder, TextKind, Vectors
 from memory.index import IndexedFact, ScoredFactId, VectorIndex
 from memory.index.after_commit import AfterCommitWrites
 from memory.scope import Scope
@@ -29,10 +29,10 @@ class PausedEmbedder:
     def model_name(self) -> str:
         return self.inner.model_name
 
-    async def embed(self, texts: Sequence[str]) -> Vectors:
+    async def embed(self, texts: Sequence[str], kind: TextKind = "document") -> Vectors:
         self.entered.set()
         await self.gate.wait()
-        return await self.inner.embed(texts)
+        return await self.inner.embed(texts, kind)
 
     async def aclose(self) -> None:
         return None

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from memory.embedding import EmbeddingBatcher, FastEmbedEmbedder, HashingEmbedder, Vectors
+from memory.embedding import EmbeddingBatcher, FastEmbedEmbedder, HashingEmbedder, TextKind, Vectors
 from memory.errors import EmbeddingError
 from tests.memory.write.gated import until
 
@@ -25,9 +25,9 @@ class CountingEmbedder:
     def model_name(self) -> str:
         return self.inner.model_name
 
-    async def embed(self, texts: Sequence[str]) -> Vectors:
+    async def embed(self, texts: Sequence[str], kind: TextKind = "document") -> Vectors:
         self.calls.append(list(texts))
-        return await self.inner.embed(texts)
+        return await self.inner.embed(texts, kind)
 
     async def aclose(self) -> None:
         return None
@@ -42,13 +42,13 @@ class GatedEmbedder(CountingEmbedder):
         self.entered = asyncio.Event()
         self.failure: Exception | None = None
 
-    async def embed(self, texts: Sequence[str]) -> Vectors:
+    async def embed(self, texts: Sequence[str], kind: TextKind = "document") -> Vectors:
         self.calls.append(list(texts))
         self.entered.set()
         await self.gate.wait()
         if self.failure is not None:
             raise self.failure
-        return await self.inner.embed(texts)
+        return await self.inner.embed(texts, kind)
 
 
 async def test_concurrent_callers_share_calls_and_get_their_own_rows(
@@ -212,11 +212,11 @@ class TwoGatedEmbedder(GatedEmbedder):
         self.in_progress = 0
         self.most_at_once = 0
 
-    async def embed(self, texts: Sequence[str]) -> Vectors:
+    async def embed(self, texts: Sequence[str], kind: TextKind = "document") -> Vectors:
         self.in_progress += 1
         self.most_at_once = max(self.most_at_once, self.in_progress)
         try:
-            return await super().embed(texts)
+            return await super().embed(texts, kind)
         finally:
             self.in_progress -= 1
 

@@ -1,8 +1,9 @@
 """A forget that falls between reconcile's reading of SQLite and its writing of the index
-leaves no word of the fact in the index files: reconcile's writes pass the store's erasure
-gate, which a forget's erasure holds alone. Each order is forced with a gate in the test.
-On PostgreSQL a forget in another process passes no gate of reconcile's: the vectors' foreign
-key to the facts and the lock reconcile's write takes on them keep the fact out there."""
+leaves no word of the fact in the index files: reconcile reads its facts again and writes
+their rows in one turn of the store's writer, and a forget commits and erases in a turn of
+its own, so one comes wholly before the other. Each order is forced with a gate in the test.
+On PostgreSQL a forget in another process takes no turn of this process: the vectors'
+foreign key to the facts and the people's lock reconcile's write takes keep the fact out."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ from pathlib import Path
 
 from memory.embedding import FastEmbedEmbedder
 from memory.index import LanceFactIndex
-from memory.index.pgvector import PgVectorIndex
 from memory.indexing import reconcile
 from memory.llm import ScriptedLanguageModel
 from memory.records import NewFact
 from memory.scope import Scope
 from memory.store import Store
+from memory.store.vectors import PgVectorIndex
 from memory.write import MemoryWriter, WriteSettings
 from tests.memory.paused_parts import PausedEmbedder, PausedIndex
 from tests.memory.raw_bytes import files_containing
@@ -32,14 +33,6 @@ async def _facts_not_yet_indexed(store: Store) -> tuple[int, int]:
         secret = await transaction.facts.add(ALICE, NewFact(SECRET))
         kept = await transaction.facts.add(ALICE, NewFact("I live in Paris"))
     return secret.id, kept.id
-
-
-async def _committed(store: Store, fact_id: int) -> None:
-    while True:
-        async with store.read() as transaction:
-            if not await transaction.facts.admin_active_ids([fact_id]):
-                return
-        await asyncio.sleep(0.01)
 
 
 async def test_a_fact_forgotten_while_reconcile_embeds_it_is_not_written_back(
@@ -64,19 +57,23 @@ async def test_a_fact_forgotten_while_reconcile_embeds_it_is_not_written_back(
 
 
 async def test_a_forget_during_reconciles_index_write_erases_after_it(
-    store: Store, embedder: FastEmbedEmbedder, tmp_path: Path
+    sqlite_store: Store, embedder: FastEmbedEmbedder, tmp_path: Path
 ) -> None:
+    """LanceDB's files beside SQLite (PostgreSQL keeps its vectors in the database)."""
+    store = sqlite_store
     index = PausedIndex(await LanceFactIndex.open(tmp_path / "index", dimension=384))
     secret_id, kept_id = await _facts_not_yet_indexed(store)
     writer = MemoryWriter(store, index, embedder, ScriptedLanguageModel(), WriteSettings())
 
     reconciling = asyncio.create_task(reconcile(store, index, embedder))
-    await index.upsert_entered.wait()  # re-read inside the gate: both facts still active
+    await index.upsert_entered.wait()  # re-read in its turn: both facts still active
     forgetting = asyncio.create_task(writer.forget(ALICE, secret_id))
-    await _committed(store, secret_id)
-    # Without the gate the erase would run now and the paused write put the fact back.
     await asyncio.sleep(0.2)
-    assert not index.erase_entered.is_set(), "the erase must wait for reconcile's write"
+    # The forget waits for its turn: committed now, its erase would come before the paused
+    # write, which would put the fact back.
+    assert not forgetting.done() and not index.erase_entered.is_set()
+    async with store.read() as transaction:
+        assert await transaction.facts.admin_active_ids([secret_id]) == {secret_id}
     index.gate.set()
     await reconciling
     assert await forgetting
@@ -90,7 +87,7 @@ async def test_on_postgresql_a_forget_in_another_process_is_not_written_back(
     postgres: PostgresServer, embedder: FastEmbedEmbedder
 ) -> None:
     """Two stores on one database are two processes: the forget does not pass reconcile's
-    index gate. It commits after reconcile re-read the fact as active and before its
+    turns. It commits after reconcile re-read the fact as active and before its
     write; the write leaves the forgotten fact out (no vector without its fact) and fails
     nothing, the other fact is indexed."""
     url = await postgres.fresh_database()
@@ -109,7 +106,7 @@ async def test_on_postgresql_a_forget_in_another_process_is_not_written_back(
         )
 
         reconciling = asyncio.create_task(reconcile(reconciling_store, index, embedder))
-        await index.upsert_entered.wait()  # re-read inside its own gate: both still active
+        await index.upsert_entered.wait()  # re-read in its own turn: both still active
         assert await writer.forget(ALICE, secret_id)
         index.gate.set()
         report = await reconciling

@@ -54,9 +54,10 @@ def _data_files(folder: Path) -> set[str]:
 
 async def test_compaction_leaves_the_large_fragment_as_it_is(tmp_path: Path) -> None:
     folder = tmp_path / "index"
-    index = await LanceFactIndex.open(folder, dimension=DIMENSION, optimize_every=8)
+    index = await LanceFactIndex.open(
+        folder, dimension=DIMENSION, optimize_every=8, full_text_index=True
+    )
     await index.upsert([_fact(n) for n in range(1, BULK + 1)])  # as reconcile loads it
-    await index.full_text_search(ALICE, "stones", limit=1)
     await index.optimize()
     large = _data_files(folder)
     assert len(large) == 1
@@ -95,9 +96,10 @@ async def test_an_erase_after_small_compactions_leaves_no_byte_of_the_fact(
 
 async def test_new_rows_wait_unindexed_until_every_eighth_compaction(tmp_path: Path) -> None:
     folder = tmp_path / "index"
-    index = await LanceFactIndex.open(folder, dimension=DIMENSION, optimize_every=2)
+    index = await LanceFactIndex.open(
+        folder, dimension=DIMENSION, optimize_every=2, full_text_index=True
+    )
     await index.upsert([_fact(n) for n in range(1, 1001)])
-    await index.full_text_search(ALICE, "stones", limit=1)
     await index.optimize()
     assert _segments(folder) == {"owner_digest_idx": 1, "text_idx": 1}
     assert _unindexed_rows(folder) == 0
@@ -127,13 +129,10 @@ async def test_new_rows_wait_unindexed_until_every_eighth_compaction(tmp_path: P
 
 async def test_single_writes_leave_a_few_fragments_that_search_as_one(tmp_path: Path) -> None:
     writes, every = 296, 8
-    # No scope cache: the searches are LanceDB's, over the fragments.
-    index = await LanceFactIndex.open(
-        tmp_path / "tiers", dimension=DIMENSION, optimize_every=every, scope_cache_rows=0
-    )
+    index = await LanceFactIndex.open(tmp_path / "tiers", dimension=DIMENSION, optimize_every=every)
     for fact_id in range(1, writes + 1):
         await index.upsert([_fact(fact_id)])
-    whole = await LanceFactIndex.open(tmp_path / "whole", dimension=DIMENSION, scope_cache_rows=0)
+    whole = await LanceFactIndex.open(tmp_path / "whole", dimension=DIMENSION)
     await whole.upsert([_fact(n) for n in range(1, writes + 1)])
 
     layout = layout_after_single_writes(writes, every, MERGE_INDICES_EVERY).fragment_rows

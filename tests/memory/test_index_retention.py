@@ -40,9 +40,11 @@ async def test_compaction_keeps_only_the_latest_version(tmp_path: Path) -> None:
 
 
 async def test_cleanup_never_removes_what_a_running_search_reads(tmp_path: Path) -> None:
-    index = await LanceFactIndex.open(tmp_path / "index", dimension=DIMENSION, optimize_every=3)
+    """One writer (this test) and four tasks searching beside it, as the bot runs them."""
+    index = await LanceFactIndex.open(
+        tmp_path / "index", dimension=DIMENSION, optimize_every=3, full_text_index=True
+    )
     await index.upsert([_fact(n) for n in range(1, 3001)])
-    await index.full_text_search(ALICE, "stones", limit=1)
     stop = asyncio.Event()
     searches = 0
 

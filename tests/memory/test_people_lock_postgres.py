@@ -52,7 +52,7 @@ async def test_a_person_held_by_one_process_waits_in_the_other(
     holding = asyncio.create_task(hold_alice())
     await held.wait()
     waiting = asyncio.create_task(alice_elsewhere())
-    async with second.database.read() as session:  # another person is not held up
+    async with second.database.session() as session:  # another person is not held up
         async with asyncio.timeout(5):
             await lock_people(session, [BOB.owner])
     await asyncio.sleep(0.3)

@@ -1,78 +1,79 @@
-"""Replies first: background steps wait while replies are in progress, and still progress."""
+"""Replies first: the writer's turns in priority order, and the replies in progress."""
 
 from __future__ import annotations
 
 import asyncio
 
-import pytest
-
-from memory.priority import ReplyPriority
+from memory.priority import Priority, Replies, Turns
 
 
-async def test_without_replies_background_steps_run_at_once() -> None:
-    priority = ReplyPriority(max_wait_seconds=10)
-    entered = 0
-
-    async def step() -> None:
-        nonlocal entered
-        async with priority.background():
-            entered += 1
-            await asyncio.sleep(0.01)
-
-    await asyncio.wait_for(asyncio.gather(*(step() for _ in range(5))), 1)
-    assert entered == 5
-    assert priority.waited_steps == 0
+async def take(turns: Turns, priority: Priority, order: list[str], name: str) -> None:
+    async with turns.hold(priority):
+        order.append(name)
+        await asyncio.sleep(0)
 
 
-async def test_a_background_step_waits_until_the_replies_are_done() -> None:
-    priority = ReplyPriority(max_wait_seconds=10)
+async def test_waiting_replies_go_before_waiting_background_work_each_in_arrival_order() -> None:
+    turns = Turns()
     order: list[str] = []
-
-    async def background_step() -> None:
-        async with priority.background():
-            order.append("background")
-
-    with priority.reply():
-        task = asyncio.create_task(background_step())
-        await asyncio.sleep(0.05)
-        assert order == []
-        order.append("reply done")
-    await asyncio.wait_for(task, 1)
-    assert order == ["reply done", "background"]
-    assert priority.waited_steps == 1
-
-
-async def test_under_endless_replies_one_step_at_a_time_goes_after_the_wait() -> None:
-    priority = ReplyPriority(max_wait_seconds=0.05, busy_steps=1)
-    inside = 0
-    most_inside = 0
-
-    async def background_step() -> None:
-        nonlocal inside, most_inside
-        async with priority.background():
-            inside += 1
-            most_inside = max(most_inside, inside)
-            await asyncio.sleep(0.03)
-            inside -= 1
-
-    with priority.reply():  # replies never stop during this test
-        await asyncio.wait_for(asyncio.gather(*(background_step() for _ in range(4))), 2)
-    assert most_inside == 1
+    async with turns.hold(Priority.BACKGROUND):
+        tasks = [
+            asyncio.create_task(take(turns, Priority.BACKGROUND, order, "background 1")),
+            asyncio.create_task(take(turns, Priority.REPLY, order, "reply 1")),
+            asyncio.create_task(take(turns, Priority.BACKGROUND, order, "background 2")),
+            asyncio.create_task(take(turns, Priority.REPLY, order, "reply 2")),
+        ]
+        await asyncio.sleep(0.01)
+        assert order == []  # all wait for the holder
+    await asyncio.gather(*tasks)
+    assert order == ["reply 1", "reply 2", "background 1", "background 2"]
+    assert not turns.held
 
 
-async def test_a_failing_step_frees_its_slot() -> None:
-    priority = ReplyPriority(max_wait_seconds=0.01, busy_steps=1)
-    with priority.reply():
-        with pytest.raises(RuntimeError):
-            async with priority.background():
-                raise RuntimeError("the step failed")
-        async with asyncio.timeout(1):
-            async with priority.background():
-                pass
+async def test_a_waiter_cancelled_as_the_turn_reaches_it_passes_it_on() -> None:
+    turns = Turns()
+    order: list[str] = []
+    holder = asyncio.Event()
+
+    async def hold_until_released() -> None:
+        async with turns.hold(Priority.REPLY):
+            await holder.wait()
+
+    first = asyncio.create_task(hold_until_released())
+    await asyncio.sleep(0)
+    cancelled = asyncio.create_task(take(turns, Priority.REPLY, order, "cancelled"))
+    later = asyncio.create_task(take(turns, Priority.BACKGROUND, order, "later"))
+    await asyncio.sleep(0)
+    holder.set()
+    await asyncio.sleep(0)  # the holder leaves and hands the turn on
+    assert first.done() and not cancelled.done()
+    cancelled.cancel()  # the turn was handed to it, but it never ran
+    await asyncio.wait_for(later, 1)
+    assert order == ["later"]
+    assert not turns.held
 
 
-def test_settings_are_checked() -> None:
-    with pytest.raises(ValueError):
-        ReplyPriority(busy_steps=0)
-    with pytest.raises(ValueError):
-        ReplyPriority(max_wait_seconds=-1)
+async def test_replies_in_progress_are_counted_and_their_end_is_awaited() -> None:
+    replies = Replies()
+    await asyncio.wait_for(replies.none_in_progress(), 1)
+    with replies.reply():
+        with replies.reply():
+            assert replies.in_progress == 2
+        waiting = asyncio.create_task(replies.none_in_progress())
+        await asyncio.sleep(0.01)
+        assert not waiting.done()
+    await asyncio.wait_for(waiting, 1)
+    assert replies.in_progress == 0
+
+
+async def test_the_next_reply_is_announced_to_those_waiting_for_it() -> None:
+    replies = Replies()
+    announced = asyncio.create_task(replies.next_reply())
+    await asyncio.sleep(0.01)
+    assert not announced.done()
+    with replies.reply():
+        await asyncio.wait_for(announced, 1)
+        later = asyncio.create_task(replies.next_reply())
+        await asyncio.sleep(0.01)
+        assert not later.done()  # only a reply that starts after the call counts
+    later.cancel()

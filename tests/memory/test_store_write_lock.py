@@ -1,17 +1,19 @@
-"""Writing transactions take turns in the process (no "database is locked" under load),
-replies' before background ones, and reads wait for no writer."""
+"""The store's one writer: writing transactions take turns in the process (no "database is
+locked" under load), a reply's before waiting background ones, and reads wait for no writer.
+(:mod:`tests.memory.test_priority` covers the turns' order and cancellation.)"""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 
-from memory.priority import ReplyPriority
+from memory.priority import Priority
 from memory.store import Store
 from memory.store import database as database_module
-from memory.store.write_lock import WriteLock
 
 WRITERS = 24
 
@@ -55,16 +57,13 @@ async def test_many_concurrent_writers_all_commit(impatient_store: Store) -> Non
 async def test_the_same_writers_fail_without_the_lock(
     impatient_store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The test above can fail: without the lock, SQLite's busy handler gives up."""
+    """The test above can fail: without the turns, SQLite's busy handler gives up."""
 
-    class NoLock(WriteLock):
-        async def _acquire(self, urgent: bool) -> None:
-            return None
+    @asynccontextmanager
+    async def no_turn(priority: Priority) -> AsyncIterator[None]:
+        yield
 
-        def _release(self) -> None:
-            return None
-
-    impatient_store.database.write_lock = NoLock()
+    impatient_store.database.writing = no_turn  # type: ignore[method-assign]
     try:
         results = await asyncio.gather(
             *(busy_writer(impatient_store, n, 0.01) for n in range(WRITERS)),
@@ -95,45 +94,28 @@ async def test_reads_wait_for_no_writer(store: Store) -> None:
     await writer
 
 
-async def test_a_reply_writer_goes_before_waiting_background_writers() -> None:
-    lock = WriteLock()
-    priority = ReplyPriority()
+async def test_a_reply_transaction_goes_before_waiting_background_transactions(
+    store: Store,
+) -> None:
     order: list[str] = []
+    release = asyncio.Event()
 
-    async def write(name: str) -> None:
-        async with lock.hold():
+    async def write(name: str, priority: Priority) -> None:
+        async with store.transaction(priority=priority) as tx:
+            await tx.set_setting(f"order.{name}", "1")
             order.append(name)
+            if name == "first":
+                await release.wait()
 
-    async def reply_write() -> None:
-        with priority.reply():
-            await write("reply")
-
-    async with lock.hold():
-        tasks = [asyncio.create_task(write("background 1"))]
-        await asyncio.sleep(0)
-        tasks.append(asyncio.create_task(write("background 2")))
-        await asyncio.sleep(0)
-        tasks.append(asyncio.create_task(reply_write()))
-        await asyncio.sleep(0)
-    await asyncio.gather(*tasks)
-    assert order == ["reply", "background 1", "background 2"]
-
-
-async def test_a_cancelled_waiter_does_not_keep_the_lock() -> None:
-    lock = WriteLock()
-    entered: list[str] = []
-
-    async def write(name: str) -> None:
-        async with lock.hold():
-            entered.append(name)
-
-    async with lock.hold():
-        leaving = asyncio.create_task(write("leaving"))
-        staying = asyncio.create_task(write("staying"))
-        await asyncio.sleep(0)
-        leaving.cancel()
-        await asyncio.sleep(0)
-    async with asyncio.timeout(1):
-        await staying
-    assert entered == ["staying"]
-    assert not lock.held
+    first = asyncio.create_task(write("first", Priority.BACKGROUND))
+    await asyncio.sleep(0.05)
+    tasks = [asyncio.create_task(write("background", Priority.BACKGROUND))]
+    await asyncio.sleep(0.01)
+    tasks.append(asyncio.create_task(write("reply", Priority.REPLY)))
+    await asyncio.sleep(0.01)
+    release.set()
+    await asyncio.gather(first, *tasks)
+    if store.database.dialect == "sqlite":
+        assert order == ["first", "reply", "background"]
+    async with store.read() as tx:
+        assert len(await tx.setting_keys("order.")) == 3

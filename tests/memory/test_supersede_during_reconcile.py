@@ -2,7 +2,7 @@
 vector row back from reconcile: only active facts have vectors.
 
 Reconcile reads the facts, embeds them, then writes their rows in a transaction of its own
-(:meth:`memory.index.pgvector.PgVectorIndex.upsert`). Another process (a second store on the
+(:meth:`memory.store.vectors.PgVectorIndex.upsert`). Another process (a second store on the
 same database) moves Alice from Paris to Berlin through the real write path, which deletes
 Paris's row in its commit. Two orders are forced: the move commits before reconcile's write
 (the write reads the facts again under Alice's lock and leaves Paris out; without the status
@@ -22,13 +22,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.embedding import FastEmbedEmbedder
 from memory.index import IndexedFact
-from memory.index.pgvector import PgVectorIndex, PgVectorWrites
 from memory.indexing import reconcile
 from memory.llm import LanguageModel, ScriptedLanguageModel
 from memory.llm.scripted import Step
 from memory.records import Fact, FactStatus
 from memory.store import Database, Store
 from memory.store.schema import FactVectorRow
+from memory.store.vectors import PgVectorIndex, PgVectorWrites
 from memory.write import MemoryWriter, WriteSettings
 from tests.memory.lock_waits import lock_waited_for
 from tests.memory.paused_parts import PausedIndex

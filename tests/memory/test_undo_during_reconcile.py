@@ -1,8 +1,9 @@
 """An undo that restores a fact between reconcile's re-reading of it (not active: its row is
 stale) and its deleting of that row keeps its row: the fact stays findable.
 
-On SQLite the undo's row is written after its commit, inside the store's index gate, which
-reconcile holds alone from its re-read to its delete: the row comes after the delete. On
+On SQLite reconcile re-reads and deletes the row in one turn of the store's writer (the
+row deleted after the commit, within the turn): the undo's transaction waits for the turn,
+so its row comes after the delete. On
 PostgreSQL the undo runs in another process (a second store on the same database), and
 reconcile re-reads and deletes in one transaction that holds the person's lock: the undo
 waits for it. Each order is forced by an index double that starts the undo when reconcile's
@@ -19,12 +20,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.embedding import FastEmbedEmbedder
 from memory.index import LanceFactIndex, VectorIndex
-from memory.index.pgvector import PgVectorIndex, PgVectorWrites
 from memory.indexing import index_facts, reconcile
 from memory.llm import ScriptedLanguageModel
+from memory.priority import Priority
 from memory.records import Action, Actor, FactStatus, NewFact
 from memory.scope import Scope
-from memory.store import EventDraft, IndexGate, Store, utc_now
+from memory.store import EventDraft, Store, utc_now
+from memory.store.vectors import PgVectorIndex, PgVectorWrites
 from memory.write import MemoryWriter, WriteSettings
 from tests.memory.lock_waits import lock_waited_for
 from tests.memory.paused_parts import PausedIndex
@@ -34,24 +36,26 @@ ALICE = Scope("console:alice", "console:room1")
 PARIS = "I live in Paris"
 
 
-class ObservedGate(IndexGate):
-    """The store's real gate, which also says when a commit asks it to write its index rows
-    (test double: an observer of the real lock)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.after_commit_asked = asyncio.Event()
+def observe_turns(store: Store) -> asyncio.Event:
+    """Set when a reply's transaction asks the store's writer for its turn (test double: an
+    observer of the real writer)."""
+    asked = asyncio.Event()
+    writing = store.database.writing
 
     @asynccontextmanager
-    async def after_commit(self) -> AsyncIterator[None]:
-        self.after_commit_asked.set()
-        async with super().after_commit():
+    async def observed(priority: Priority) -> AsyncIterator[None]:
+        if priority is Priority.REPLY:
+            asked.set()
+        async with writing(priority):
             yield
+
+    store.database.writing = observed  # type: ignore[method-assign]
+    return asked
 
 
 class UndoAtDelete(PausedIndex):
     """The real index, whose delete first lets ``undo`` run: until it is done, or (``asked``)
-    its commit asks the gate to write its row (test double for an undo arriving then)."""
+    it waits for its turn to write (test double for an undo arriving then)."""
 
     def __init__(
         self,
@@ -102,9 +106,7 @@ async def test_an_undo_between_reconciles_reread_and_delete_keeps_its_row(
     writer = MemoryWriter(sqlite_store, lance, embedder, ScriptedLanguageModel(), WriteSettings())
     paris = await add_indexed(sqlite_store, lance, embedder)
     await delete_by_pipeline(sqlite_store, paris, index=None)  # its row is stale now
-    gate = ObservedGate()
-    sqlite_store.index_gate = gate
-    index = UndoAtDelete(lance, lambda: writer.undo(ALICE), gate.after_commit_asked)
+    index = UndoAtDelete(lance, lambda: writer.undo(ALICE), observe_turns(sqlite_store))
 
     report = await reconcile(sqlite_store, index, embedder)
     assert index.undo is not None

@@ -153,6 +153,9 @@ class OllamaServer(LoopbackServer):
                 self._send(200, {"models": [{"name": m, "model": m} for m in owner.models]})
 
             def do_POST(self) -> None:
+                if self.path == "/api/embed":
+                    self._embed()
+                    return
                 if self.path != "/api/chat":
                     self._send(404, {"error": "404 page not found"})
                     return
@@ -180,6 +183,21 @@ class OllamaServer(LoopbackServer):
                     else:
                         text = reply(body) if callable(reply) else reply
                     self._answer(body, text)
+
+            def _embed(self) -> None:
+                """One vector per input, from the text's length and first letter (the
+                meaning is not this server's job; what was sent is, in ``requests``)."""
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+                with owner._lock:
+                    owner.requests.append(body)
+                if body.get("model") not in owner.models:
+                    self._send(404, {"error": f'model "{body.get("model")}" not found'})
+                    return
+                texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                vectors = [
+                    [float(len(text)), float(ord(text[0]) if text else 0), 1.0] for text in texts
+                ]
+                self._send(200, {"model": body["model"], "embeddings": vectors})
 
             def _answer(self, body: dict[str, Any], text: str) -> None:
                 if not body.get("stream", True):

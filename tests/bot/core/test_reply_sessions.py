@@ -1,13 +1,13 @@
-"""What one reply asks of the database: three sessions (issue 16, docs/benchmarks.md "Load").
+"""What one reply asks of the database: three sessions (docs/benchmarks.md "Load").
 
 The message and its queued write (with the person's pause) in one transaction, recall's facts
-and the recent turns in one read, the answer in one. Through the async engine each statement
-is a round trip to SQLite's thread and back through the event loop, which 50 people at once
-share; so on SQLite the two writes run whole in one call each (memory/store/one_trip.py).
+and the recent turns in one read, the answer in one: two turns of the store's writer.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from sqlalchemy import event
@@ -18,10 +18,10 @@ from memory.embedding import Embedder
 from memory.index import VectorIndex
 from memory.indexing import index_facts
 from memory.llm import ScriptedLanguageModel
+from memory.priority import Priority
 from memory.recall import Recaller, RecallSettings
 from memory.records import NewFact
 from memory.store import Store
-from memory.store.one_trip import ThreadWriter
 from memory.write.writer import MemoryWriter, WriteSettings
 from tests.bot.core.harness import START, ScriptedMind, reply_calls
 
@@ -45,32 +45,33 @@ async def test_a_reply_takes_three_database_sessions_and_reads_facts_and_turns_i
         fact = await transaction.facts.add(scope, NewFact("A plays the cello"))
     await index_facts(index, embedder, [fact])
     await core.handle(said("I practised for two hours today.", 1))
-    sessions: dict[str, int] = {"async engine": 0, "in one call": 0}
+    sessions: list[str] = []
+    turns = store.database.writing
 
-    def counter(kind: str) -> Any:
-        def checked_out(*_: Any) -> None:
-            sessions[kind] += 1
+    def checked_out(*_: Any) -> None:
+        sessions.append("session")
 
-        return checked_out
+    @asynccontextmanager
+    async def counted_turn(priority: Priority) -> AsyncIterator[None]:
+        sessions.append(f"turn for {priority.value}")
+        async with turns(priority):
+            yield
 
-    engines = {"async engine": store.database.engine.sync_engine}
-    if isinstance(store.database.one_trip, ThreadWriter):
-        engines["in one call"] = store.database.one_trip.engine
-    listeners = {kind: counter(kind) for kind in engines}
-    for kind, engine in engines.items():
-        event.listen(engine, "checkout", listeners[kind])
+    store.database.writing = counted_turn  # type: ignore[method-assign]
+    engine = store.database.engine.sync_engine
+    event.listen(engine, "checkout", checked_out)
     try:
         replies = await core.handle(said("My cello teacher was pleased.", 2))
     finally:
-        for kind, engine in engines.items():
-            event.remove(engine, "checkout", listeners[kind])
+        event.remove(engine, "checkout", checked_out)
+        del store.database.writing
     assert [reply.text for reply in replies] == ["OK."]
+    writes = ["turn for reply", "session"]
     if store.database.dialect == "sqlite":
-        # The intake and the answer run whole on SQLite's writer thread, one call each.
-        assert sessions == {"async engine": 1, "in one call": 2}
+        assert sessions == [*writes, "session", *writes]
     else:
         # The vector search is a query of the same database (pgvector), one more.
-        assert sessions == {"async engine": 4, "in one call": 0}
+        assert sessions == [*writes, "session", "session", *writes]
     prompt = reply_calls(llm)[-1].prompt_text
     assert "A plays the cello" in prompt and "I practised for two hours today." in prompt
     async with store.read() as transaction:

@@ -7,6 +7,7 @@ import pytest
 from memory.calibration import (
     LabelledPair,
     ScoredPair,
+    by_language,
     describe_overlap,
     describe_recommendation,
     group_stats,
@@ -81,3 +82,30 @@ def test_says_plainly_when_no_threshold_separates_unrelated() -> None:
 def test_needs_candidate_pairs() -> None:
     with pytest.raises(ValueError, match="no pairs"):
         recommend_threshold(_scored(("unrelated", 0.1)))
+
+
+def test_each_language_is_checked_on_its_own() -> None:
+    pairs = [
+        ("en", "update", 0.36),
+        ("en", "unrelated", 0.20),
+        ("de", "negation", 0.60),
+        ("de", "unrelated", 0.41),
+        ("fr", "unrelated", 0.41),
+        ("it", "same", 0.70),
+        ("it", "unrelated", 0.75),
+    ]
+    scored = [
+        ScoredPair(LabelledPair(group, language, f"a{n}", f"b{n}", n + 2), similarity)
+        for n, (language, group, similarity) in enumerate(pairs)
+    ]
+    found = {item.language: item for item in by_language(scored)}
+    assert [found[language].separable for language in ("de", "en", "fr", "it")] == [
+        True,
+        True,
+        None,
+        False,
+    ]
+    assert found["it"].highest_unrelated == 0.75
+    assert found["de"].lowest_candidate == 0.60
+    # Across languages no threshold works (0.41 > 0.36), though de and en each separate.
+    assert not recommend_threshold(scored).separable

@@ -3,17 +3,17 @@ in the query, hostile input."""
 
 from __future__ import annotations
 
-import asyncio
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from memory.index import IndexedFact, InMemoryVectorIndex, LanceFactIndex, VectorIndex
-from memory.index.pgvector import PgVectorIndex
 from memory.recall import FullTextIndex
 from memory.records import NewFact
 from memory.scope import Scope, ScopeMode
 from memory.store import Store
+from memory.store.vectors import PgVectorIndex
 
 # The ``index`` fixture: LanceDB beside SQLite, or pgvector in PostgreSQL; both search text.
 SearchableIndex = LanceFactIndex | PgVectorIndex
@@ -138,12 +138,17 @@ async def test_in_memory_double_scores_shared_words_in_scope() -> None:
     assert [(hit.fact_id, hit.similarity) for hit in hits] == [(1, 1.0)]
 
 
-async def test_concurrent_first_queries_build_one_index(lance_index: LanceFactIndex) -> None:
-    index = lance_index
-    await index.upsert([_row(1, ALICE, "chess on Sundays"), _row(2, ALICE, "tea")])
-    results = await asyncio.gather(
-        *(index.full_text_search(ALICE, "chess", limit=5) for _ in range(4))
-    )
-    assert all([hit.fact_id for hit in hits] == [1] for hits in results)
-    full_text = [i for i in await index._table.list_indices() if "text" in i.columns]
-    assert len(full_text) == 1
+async def test_lance_builds_its_full_text_index_at_open_when_asked(tmp_path: Path) -> None:
+    rows = [_row(1, ALICE, "chess on Sundays"), _row(2, ALICE, "tea"), _row(3, BOB, "chess")]
+    for built, expected_indices in ((False, 0), (True, 1)):
+        folder = tmp_path / f"built-{built}"
+        index = await LanceFactIndex.open(folder, dimension=384, full_text_index=built)
+        await index.upsert(rows)
+        # With or without the index (then LanceDB reads every text), the same answer.
+        hits = await index.full_text_search(ALICE, "chess", limit=5)
+        assert [hit.fact_id for hit in hits] == [1]
+        await index.aclose()
+        reopened = await LanceFactIndex.open(folder, dimension=384, full_text_index=built)
+        indices = [i for i in await reopened._table.list_indices() if "text" in i.columns]
+        assert len(indices) == expected_indices
+        await reopened.aclose()

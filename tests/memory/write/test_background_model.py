@@ -1,4 +1,5 @@
-"""The write queue's model calls: few at the server at once, and none while a reply waits."""
+"""The write queue's model calls: one at the server at a time, none while a reply is
+prepared, and one already at the server gives way to a reply."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 
 from memory.llm import CallKind, ChatMessage
-from memory.priority import ReplyPriority
+from memory.priority import Replies
 from memory.write.background_model import BackgroundModel
 
 
@@ -55,7 +56,7 @@ def ask(model: BackgroundModel) -> asyncio.Task[str]:
 
 async def test_at_most_max_calls_background_calls_reach_the_server_at_once() -> None:
     server = HeldModel()
-    model = BackgroundModel(server, ReplyPriority(), max_calls=4)
+    model = BackgroundModel(server, Replies(), max_calls=4)
     tasks = [ask(model) for _ in range(12)]
     await asyncio.sleep(0.05)
     assert server.held == 4
@@ -65,24 +66,64 @@ async def test_at_most_max_calls_background_calls_reach_the_server_at_once() -> 
     assert server.most_held == 4
 
 
-async def test_a_call_that_waited_for_a_slot_still_gives_way_to_a_reply() -> None:
-    """A slot freed while a reply is in progress does not send the next call meanwhile."""
+async def test_one_call_at_a_time_by_default() -> None:
     server = HeldModel()
-    priority = ReplyPriority(max_wait_seconds=10)
-    model = BackgroundModel(server, priority, max_calls=1)
-    first = ask(model)
-    await asyncio.sleep(0.02)
-    second = ask(model)  # waits for the slot
-    await asyncio.sleep(0.02)
-    with priority.reply():
-        server.release.set()
-        await asyncio.wait_for(first, 1)
+    model = BackgroundModel(server, Replies())
+    tasks = [ask(model) for _ in range(3)]
+    await asyncio.sleep(0.05)
+    assert server.held == 1
+    server.release.set()
+    await asyncio.wait_for(asyncio.gather(*tasks), 2)
+    assert server.most_held == 1
+
+
+async def test_no_call_is_sent_while_a_reply_is_in_progress() -> None:
+    server = HeldModel()
+    server.release.set()
+    replies = Replies()
+    model = BackgroundModel(server, replies)
+    with replies.reply():
+        call = ask(model)
         await asyncio.sleep(0.05)
-        assert server.calls == 1  # the second call waits for the reply, not at the server
-    await asyncio.wait_for(second, 1)
+        assert server.calls == 0
+    assert await asyncio.wait_for(call, 1) == '{"facts": []}'
+    assert server.calls == 1
+
+
+async def test_a_call_at_the_server_gives_way_to_a_reply_and_is_sent_again_after_it() -> None:
+    server = HeldModel()
+    replies = Replies()
+    model = BackgroundModel(server, replies)
+    call = ask(model)
+    await asyncio.sleep(0.02)
+    assert server.held == 1
+    with replies.reply():
+        await asyncio.sleep(0.02)
+        assert server.held == 0  # cancelled: the server stops generating
+        assert model.given_way == 1
+        server.release.set()
+        await asyncio.sleep(0.02)
+        assert not call.done()  # not sent again while the reply is prepared
+    assert await asyncio.wait_for(call, 1) == '{"facts": []}'
     assert server.calls == 2
 
 
+async def test_after_max_wait_a_call_goes_beside_the_replies_and_is_not_cancelled() -> None:
+    server = HeldModel()
+    replies = Replies()
+    model = BackgroundModel(server, replies, max_wait_seconds=0.05)
+    with replies.reply():
+        call = ask(model)
+        await asyncio.sleep(0.1)
+        assert server.held == 1
+        with replies.reply():  # another reply starts meanwhile
+            await asyncio.sleep(0.02)
+            assert server.held == 1 and model.given_way == 0
+        server.release.set()
+        assert await asyncio.wait_for(call, 1) == '{"facts": []}'
+    assert server.calls == 1
+
+
 def test_no_call_slot_is_refused() -> None:
-    with pytest.raises(ValueError, match="at least one call"):
-        BackgroundModel(HeldModel(), ReplyPriority(), max_calls=0)
+    with pytest.raises(ValueError, match="at least 1"):
+        BackgroundModel(HeldModel(), Replies(), max_calls=0)

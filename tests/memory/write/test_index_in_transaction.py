@@ -14,12 +14,12 @@ from sqlalchemy import func, select
 from memory.embedding import FastEmbedEmbedder
 from memory.errors import StoreError, VectorIndexError
 from memory.index import IndexedFact, LanceFactIndex, VectorIndex
-from memory.index.pgvector import PgVectorIndex
 from memory.indexing import reconcile
 from memory.llm import ScriptedLanguageModel
 from memory.records import FactStatus, NewFact
 from memory.store import Store
 from memory.store.schema import FactRow, PendingWriteRow
+from memory.store.vectors import PgVectorIndex
 from tests.memory.index_damage import damage
 from tests.memory.write.helpers import ALICE, active_texts, decided, extracted, make_writer, say
 from tests.servers.postgres import PostgresServer

@@ -8,14 +8,15 @@ tests/faults/.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import timedelta
 
 from memory.embedding import FastEmbedEmbedder
 from memory.index import LanceFactIndex
 from memory.llm import ChatMessage
-from memory.priority import ReplyPriority
+from memory.priority import Replies
 from memory.records import Action, PendingWrite
 from memory.scope import Scope
 from memory.store import Store
@@ -150,7 +151,8 @@ async def test_people_are_processed_side_by_side_up_to_the_limit_each_in_order(
     store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
 ) -> None:
     hung = gated()
-    settings = WriteSettings(worker_concurrency=3, shutdown_grace_seconds=0)
+    # A model server with several slots.
+    settings = WriteSettings(worker_concurrency=3, max_model_calls=3, shutdown_grace_seconds=0)
     writer = MemoryWriter(store, index, embedder, hung, settings)
     people = [Scope(f"console:person{number}", "console:room1") for number in range(5)]
     await writer.accept(ALICE, "I live in Paris", message_time=MESSAGE_TIME)
@@ -178,7 +180,8 @@ async def test_a_new_message_takes_a_free_slot_while_another_write_hangs(
     model = GatedLanguageModel(
         fallback=extract_and_add, held=lambda messages: messages[-1].content == "I live in Paris"
     )
-    writer = MemoryWriter(store, index, embedder, model, NO_GRACE)
+    # A model server with two slots: one hung call leaves the other free.
+    writer = MemoryWriter(store, index, embedder, model, replace(NO_GRACE, max_model_calls=2))
     await writer.accept(ALICE, "I live in Paris", message_time=MESSAGE_TIME)
     await until(lambda: model.waiting == ["I live in Paris"])
     await writer.accept(BOB, "I live in Rome", message_time=MESSAGE_TIME)
@@ -296,19 +299,26 @@ async def test_an_event_of_a_write_that_failed_names_its_source_message(
     await writer.aclose()
 
 
-async def test_the_worker_claims_nothing_while_a_reply_is_in_progress(
+def claimed(store: Store) -> Callable[[], Awaitable[bool]]:
+    async def any_claimed() -> bool:
+        return any(row.claimed_by is not None for row in await queue_rows(store))
+
+    return any_claimed
+
+
+async def test_the_worker_sends_no_model_call_while_a_reply_is_in_progress(
     store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
 ) -> None:
-    """A claim is a write: made while a reply is prepared, it would hold the store's write
-    lock that the reply's intake and answer wait for (issue 16)."""
-    priority = ReplyPriority(max_wait_seconds=60)
+    """A reply's model call must not queue behind the write queue's at the model server."""
+    replies = Replies()
     model = gated()
     model.open()
-    writer = MemoryWriter(store, index, embedder, model, NO_GRACE, priority=priority)
-    with priority.reply():
+    writer = MemoryWriter(store, index, embedder, model, NO_GRACE, replies=replies)
+    with replies.reply():
         await writer.accept(ALICE, "I live in Paris", message_time=MESSAGE_TIME)
-        await until(lambda: priority.waited_steps >= 1)
-        assert [row.claimed_by for row in await queue_rows(store)] == [None]
+        await until(claimed(store))  # the worker has the row: its call waits at the gate
+        await asyncio.sleep(0.1)
+        assert model.calls == []
     await writer.drain()
     assert await active_texts(store, ALICE) == ["I live in Paris"]
     await writer.aclose()

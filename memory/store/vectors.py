@@ -30,7 +30,8 @@ from memory.errors import LockTimeoutError, StoreError, VectorIndexError
 from memory.index.base import IndexedFact, ScoredFactId, StoredVector
 from memory.records import FactStatus
 from memory.scope import Scope
-from memory.store import Database, visible_in
+from memory.store.database import Database
+from memory.store.facts import visible_in
 from memory.store.people_lock import lock_people
 from memory.store.schema import FactRow, FactVectorRow
 
@@ -74,6 +75,11 @@ class PgVectorWrites:
                 delete(FactVectorRow).where(FactVectorRow.fact_id.in_(list(fact_ids)))
             )
 
+    async def erase(self, fact_ids: Sequence[int]) -> None:
+        """The rows go with their facts (ON DELETE CASCADE); this removes any left over.
+        The store's scrub (VACUUM) follows the commit."""
+        await self.delete(fact_ids)
+
     async def after_commit(self) -> None:
         """Nothing is left to do: the rows were written in the transaction itself."""
 
@@ -109,11 +115,12 @@ class PgVectorIndex:
 
     @asynccontextmanager
     async def _session(self, *, lock_timeouts_pass: bool = False) -> AsyncIterator[AsyncSession]:
-        """A transaction of the store's database; its errors are the index's here, but with
-        ``lock_timeouts_pass`` a person's lock held too long by another process stays a
-        :class:`LockTimeoutError`: the write was fine and is made again later."""
+        """A transaction of the store's database (PostgreSQL orders its writers itself);
+        its errors are the index's here, but with ``lock_timeouts_pass`` a person's lock
+        held too long by another process stays a :class:`LockTimeoutError`: the write was
+        fine and is made again later."""
         try:
-            async with self._database.transaction() as session:
+            async with self._database.session() as session:
                 yield session
         except StoreError as error:
             if lock_timeouts_pass and isinstance(error, LockTimeoutError):
