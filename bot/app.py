@@ -45,6 +45,8 @@ class Application:
     reranker: Reranker | None = None
     # Parts the caller passed in: the caller owns them and closes them.
     borrowed: tuple[object, ...] = ()
+    # Whether this process's queue worker applies queued writes (else other processes do).
+    applies_writes: bool = True
 
     async def start(self) -> None:
         """Start the queue worker and the maintenance jobs in the background; returns at
@@ -177,4 +179,5 @@ async def build_application(
         web_search=web_search,
         reranker=reranker,
         borrowed=tuple(part for part in borrowed_parts if part is not None),
+        applies_writes=settings.apply_queued,
     )

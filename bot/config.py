@@ -298,6 +298,11 @@ class SchedulerSettings(Section):
 
 class LoggingSettings(Section):
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    status_file: Path | None = Field(
+        None,
+        description="rewritten every few seconds by a running bot or worker with its connection "
+        "and queue state, for health checks (`mnemo-healthcheck`; the Docker image sets one)",
+    )
 
     @field_validator("level", mode="before")
     @classmethod

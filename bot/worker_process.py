@@ -15,6 +15,7 @@ import logging
 import signal
 
 from bot.app import Application
+from bot.health.reporter import reporting_status
 
 log = logging.getLogger(__name__)
 
@@ -34,10 +35,11 @@ async def run_worker(
             application.writer.worker.worker_id,
             poll_seconds,
         )
-        while not stop.is_set():
-            application.writer.wake()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), poll_seconds)
+        async with reporting_status(application, None):
+            while not stop.is_set():
+                application.writer.wake()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), poll_seconds)
     finally:
         for number in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(number)

@@ -24,3 +24,7 @@ if [ -d ../shared/llm ]; then
     echo "== pytest -m real_llm (../shared/llm)"
     .venv/bin/python -m pytest -m real_llm "$@"
 fi
+# The compose stack for real (tests/deploy): the images built, `docker compose up` in a Docker
+# daemon the test starts itself (as root; it installs docker.io and debootstrap where missing).
+echo "== pytest -m docker (tests/deploy)"
+.venv/bin/python -m pytest -m docker "$@"

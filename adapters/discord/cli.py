@@ -16,6 +16,7 @@ from adapters.discord.streaming import EDIT_INTERVAL_SECONDS
 from bot.app import Application, build_application
 from bot.config import Config
 from bot.data_folder import DataAccess
+from bot.health.reporter import reporting_status
 from bot.messages import CatchUpBounds
 
 logger = logging.getLogger(__name__)
@@ -90,7 +91,12 @@ class DiscordCommand:
             client = build_client(
                 application.core, policy, shards, catch_up=bounds, stream_interval=interval
             )
-            await run_client(client, token)
+
+            def connected() -> bool:
+                return client.is_ready() and not client.is_closed()
+
+            async with reporting_status(application, connected):
+                await run_client(client, token)
         except DiscordSetupError as error:
             errors.print(f"[red]Discord error:[/red] {error}", markup=True, highlight=False)
             return 1

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -70,6 +71,8 @@ from bot.streaming import PacedAnswer
 logger = logging.getLogger(__name__)
 
 SYNC_TIMEOUT_MS = 30_000
+# Connected: a sync came back within two long polls and some slack (a slow homeserver).
+CONNECTED_WITHIN_SECONDS = 2 * SYNC_TIMEOUT_MS / 1000 + 30
 UNDECRYPTABLE_NOTICE = (
     "I could not decrypt your message (my device has no key for it yet). "
     "Please send it again; if this keeps happening, verify or re-share keys with my device."
@@ -124,6 +127,7 @@ class MatrixAdapter:
         self._tasks: set[asyncio.Task[None]] = set()
         self.ready = asyncio.Event()
         self._fatal: MatrixLoginError | None = None
+        self._synced_at: float | None = None
 
     @property
     def user_id(self) -> str:
@@ -156,6 +160,8 @@ class MatrixAdapter:
         self._client.add_event_callback(self._on_redaction, RedactionEvent)
         self._client.add_event_callback(self._on_member, RoomMemberEvent)
         self._client.add_response_callback(self._on_sync_error, SyncError)
+        self._client.add_response_callback(self._on_synced, SyncResponse)
+        self._synced_at = time.monotonic()
         if previous_token and self._catch_up_bounds.enabled:
             self._catch_up(first, previous_token)
         self.ready.set()
@@ -166,6 +172,14 @@ class MatrixAdapter:
             await self._finish_tasks()
         if self._fatal is not None:
             raise self._fatal
+
+    def connected(self) -> bool:
+        """Whether the homeserver answered a sync lately (for the status file)."""
+        synced = self._synced_at
+        return synced is not None and time.monotonic() - synced < CONNECTED_WITHIN_SECONDS
+
+    async def _on_synced(self, response: SyncResponse) -> None:
+        self._synced_at = time.monotonic()
 
     async def _on_sync_error(self, response: SyncError) -> None:
         if response.status_code != "M_UNKNOWN_TOKEN":

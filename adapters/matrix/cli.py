@@ -16,6 +16,7 @@ from adapters.matrix.streaming import EDIT_INTERVAL_SECONDS
 from bot.app import build_application
 from bot.config import Config
 from bot.data_folder import DataAccess
+from bot.health.reporter import reporting_status
 from bot.messages import CatchUpBounds
 
 logger = logging.getLogger(__name__)
@@ -66,7 +67,8 @@ class MatrixCommand:
                     ),
                 )
                 await application.start()
-                await adapter.run()
+                async with reporting_status(application, adapter.connected):
+                    await adapter.run()
             finally:
                 await application.aclose()
         except MatrixAdapterError as error:

@@ -25,6 +25,7 @@ from bot.cli.doctor import DoctorCommand
 from bot.cli.evaluate import EvaluateCommand
 from bot.cli.migrate import MigrateCommand
 from bot.cli.reconcile import ReconcileCommand
+from bot.cli.termination import until_terminated
 from bot.cli.worker import WorkerCommand
 from bot.config import ConfigError, load_config
 from bot.data_folder import DataFolderError, data_folder_access
@@ -72,7 +73,7 @@ def main(argv: Sequence[str] | None = None, extra_commands: Sequence[CliCommand]
     command: CliCommand = arguments.handler
     try:
         with data_folder_access(config, command.data_access(arguments)):
-            return asyncio.run(command.run(arguments, config))
+            return asyncio.run(until_terminated(command.run(arguments, config)))
     except DataFolderError as error:
         errors.print(f"[red]error:[/red] {escape(str(error))}", markup=True, highlight=False)
         return 2

@@ -14,6 +14,9 @@ from typing import Self
 
 class LoopbackServer:
     _server: ThreadingHTTPServer | None = None
+    # Where it listens: 127.0.0.1 on a free port, unless a stand-in in a container says else.
+    host: str = "127.0.0.1"
+    port: int = 0
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         raise NotImplementedError
@@ -26,7 +29,7 @@ class LoopbackServer:
         return f"http://{host!s}:{port}"
 
     def start(self) -> Self:
-        server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        server = ThreadingHTTPServer((self.host, self.port), self._handler_class())
         server.daemon_threads = True
         # A short poll interval makes stop() quick.
         threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()

@@ -86,6 +86,9 @@ class SearxngShapedServer:
 
     def respond(self, path: str, parameters: dict[str, str]) -> tuple[int, str, bytes]:
         """Status, content type and body for one request, as SearXNG would send them."""
+        if path == "/healthz":
+            # What SearXNG answers its container's health check.
+            return 200, "text/plain", b"OK"
         self.requests.append(ReceivedRequest(path, parameters))
         if path not in ("/search", "/"):
             return 404, "text/plain", b"not found"
@@ -108,7 +111,7 @@ class SearxngShapedServer:
         self._released.set()
 
 
-def _handler_for(state: SearxngShapedServer) -> type[BaseHTTPRequestHandler]:
+def handler_for(state: SearxngShapedServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             split = urlsplit(self.path)
@@ -134,7 +137,7 @@ def running_searxng(
 ) -> Iterator[SearxngShapedServer]:
     """Start the server on a free port of 127.0.0.1; stop it on exit."""
     state = SearxngShapedServer(mode=mode, slow_seconds=slow_seconds)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(state))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler_for(state))
     server.daemon_threads = True
     host, port = server.server_address[:2]
     state.base_url = f"http://{host!s}:{port}"

@@ -53,7 +53,9 @@ def _signing_key() -> str:
     return f"ed25519 a_test {seed}\n"
 
 
-def homeserver_config(directory: Path, port: int, shared_secret: str) -> dict[str, object]:
+def homeserver_config(
+    directory: Path, port: int, shared_secret: str, bind_address: str = "127.0.0.1"
+) -> dict[str, object]:
     """The homeserver.yaml content (JSON is valid YAML, so no YAML writer is needed)."""
     return {
         "server_name": SERVER_NAME,
@@ -61,7 +63,7 @@ def homeserver_config(directory: Path, port: int, shared_secret: str) -> dict[st
         "listeners": [
             {
                 "port": port,
-                "bind_addresses": ["127.0.0.1"],
+                "bind_addresses": [bind_address],
                 "type": "http",
                 "tls": False,
                 "x_forwarded": False,
@@ -130,12 +132,14 @@ class RegisteredUser:
 class SynapseServer:
     """One Synapse process; ``start()`` waits until the client API answers."""
 
-    def __init__(self, python: Path, directory: Path) -> None:
+    def __init__(self, python: Path, directory: Path, bind_address: str = "127.0.0.1") -> None:
+        """``bind_address``: another address of this machine, for clients in containers."""
         self.python = python
         self.directory = directory
+        self.bind_address = bind_address
         self.port = free_port()
         self.shared_secret = secrets.token_hex(16)
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"http://{bind_address}:{self.port}"
         self.startup_seconds: float | None = None
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -145,7 +149,7 @@ class SynapseServer:
         (self.directory / "signing.key").write_text(_signing_key())
         (self.directory / "log.config.yaml").write_text(json.dumps(log_config(self.directory)))
         config_path = self.directory / "homeserver.yaml"
-        config = homeserver_config(self.directory, self.port, self.shared_secret)
+        config = homeserver_config(self.directory, self.port, self.shared_secret, self.bind_address)
         config_path.write_text(json.dumps(config, indent=2))
         return config_path
 
