@@ -79,6 +79,10 @@ def tool_definition(tool: ToolSpec) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
+class _NothingReceived(Exception):
+    """The server closed the connection before any of the answer arrived."""
+
+
 @dataclass(frozen=True, slots=True)
 class Request:
     """One call's settings, beside its messages."""
@@ -272,7 +276,11 @@ class OpenAILanguageModel:
     async def _post(self, body: dict[str, Any]) -> Any:
         url = f"{self._base_url}/chat/completions"
         async with self._transport_errors():
-            response = await self._client.post(url, json=body)
+            try:
+                response = await self._client.post(url, json=body)
+            except httpx.RemoteProtocolError:
+                # A kept-alive connection the server had closed: once more, on a new one.
+                response = await self._client.post(url, json=body)
         return self._read(response, offered_tools="tools" in body)
 
     async def stream(
@@ -285,19 +293,12 @@ class OpenAILanguageModel:
     ) -> AssistantTurn:
         request = self._request(CallKind.REPLY, temperature, tools=tools)
         body = {**request_body(self._model, messages, request), "stream": True}
-        answer = StreamedAnswer()
-        url = f"{self._base_url}/chat/completions"
-        async with (
-            self._transport_errors(),
-            self._client.stream("POST", url, json=body) as response,
-        ):
-            if not response.is_success:
-                await response.aread()
-                self._read(response, offered_tools=bool(tools))  # raises the error answered
-            async for line in response.aiter_lines():
-                piece = answer.add_line(line)
-                if piece:
-                    await on_text(piece)
+        async with self._transport_errors():
+            try:
+                answer = await self._stream_once(body, on_text, tools)
+            except _NothingReceived:
+                # A kept-alive connection the server had closed: once more, on a new one.
+                answer = await self._stream_once(body, on_text, tools)
         if not answer.complete:
             raise LanguageModelUnavailable(
                 f"the OpenAI-compatible server at {self._base_url} ended the stream before "
@@ -308,6 +309,26 @@ class OpenAILanguageModel:
         if was_cut(payload):
             raise AnswerCut(CallKind.REPLY, request.max_tokens, turn.text)
         return turn
+
+    async def _stream_once(
+        self, body: dict[str, Any], on_text: TextSink, tools: Sequence[ToolSpec]
+    ) -> StreamedAnswer:
+        answer = StreamedAnswer()
+        url = f"{self._base_url}/chat/completions"
+        try:
+            async with self._client.stream("POST", url, json=body) as response:
+                if not response.is_success:
+                    await response.aread()
+                    self._read(response, offered_tools=bool(tools))  # raises the error answered
+                async for line in response.aiter_lines():
+                    piece = answer.add_line(line)
+                    if piece:
+                        await on_text(piece)
+        except httpx.RemoteProtocolError as error:
+            if not (answer.pieces or answer.calls or answer.complete):
+                raise _NothingReceived from error
+            raise
+        return answer
 
     @asynccontextmanager
     async def _transport_errors(self) -> AsyncIterator[None]:
