@@ -101,13 +101,17 @@ def test_a_change_of_model_re_embeds_everything_and_resumes_after_kill(
     _killed_midway(gemma, EMBEDDINGGEMMA, tmp_path / "killed.log")
     done = _embedded_by(gemma, EMBEDDINGGEMMA)
     assert 0 < done < FACTS, "the reconcile was not stopped midway"
-    # The index was rebuilt for the new dimension: nothing of the old model is searched.
+    # The index was rebuilt for the new dimension: nothing of the old model is searched. The
+    # kill may fall between a batch's commit and its index write, so the index may hold fewer
+    # facts than the database says are embedded (none at all): the next reconcile adds them.
     dimension, rows = asyncio.run(_index_rows(gemma))
-    assert dimension == 768 and set(rows) == {EMBEDDINGGEMMA}
+    assert dimension == 768 and set(rows) <= {EMBEDDINGGEMMA}
+    assert rows.get(EMBEDDINGGEMMA, 0) <= done
 
     capsys.readouterr()
     assert main(["--config", str(gemma), "reconcile"]) == 0
-    assert f"repaired: {FACTS - rows[EMBEDDINGGEMMA]} missing" in capsys.readouterr().out
+    missing = FACTS - rows.get(EMBEDDINGGEMMA, 0)
+    assert f"repaired: {missing} missing" in capsys.readouterr().out
     assert _embedded_by(gemma, EMBEDDINGGEMMA) == FACTS
     assert asyncio.run(_index_rows(gemma)) == (768, {EMBEDDINGGEMMA: FACTS})
 
