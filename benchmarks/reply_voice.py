@@ -1,0 +1,185 @@
+# ruff: noqa: RUF001  (questions and pronouns in five scripts)
+"""Replies that speak to the person, against a REAL model: with a recalled fact in the prompt,
+does the answer address the person ("You play the cello") or speak as them ("I play the
+cello")?
+
+    MNEMO_DEV_LLM=1.5b ../shared/llm/serve.sh 18436
+    .venv/bin/python -m benchmarks.reply_voice --base-url http://127.0.0.1:18436/v1 \
+        --model qwen2.5-coder-1.5b-instruct
+
+Everything is real but the write path: each question's fact is stored as the write path
+stores it (the person's own words, in their language) in SQLite and LanceDB with
+all-MiniLM-L6-v2, then the question goes through the core in a DM, so the answer comes from
+the real recall and the real reply prompt. The check is deterministic: an answer speaks in
+the person's voice when a sentence names the fact's subject with a first-person pronoun and
+no second-person one (:func:`voice`); Spanish also by the verbs of its questions, as it
+drops the pronoun. An answer that names the fact without a pronoun counts as neither.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import re
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bot.app import Application, build_application
+from bot.config import Config
+from bot.messages import IncomingMessage
+from memory.indexing import index_facts
+from memory.records import NewFact
+from memory.scope import Scope
+from tests.conftest import real_embedder
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    language: str
+    fact: str
+    question: str
+    subject: tuple[str, ...]  # words of the fact an answer about it names (lower case)
+
+
+QUESTIONS = (
+    Question("en", "I play the cello", "What instrument do I play?", ("cello",)),
+    Question("en", "I live in Lyon", "Where do I live?", ("lyon",)),
+    Question("en", "My dog is called Pepper", "What is my dog's name?", ("pepper",)),
+    Question("en", "I work as a nurse", "What do I do for a living?", ("nurse",)),
+    Question("de", "Ich spiele Cello", "Welches Instrument spiele ich?", ("cello",)),
+    Question("de", "Ich wohne in Leipzig", "Wo wohne ich?", ("leipzig",)),
+    Question("de", "Mein Hund heißt Bello", "Wie heißt mein Hund?", ("bello",)),
+    Question("de", "Ich arbeite als Bäcker", "Was ist mein Beruf?", ("bäcker",)),
+    Question(
+        "fr", "Je joue du violoncelle", "De quel instrument est-ce que je joue ?", ("violoncelle",)
+    ),
+    Question("fr", "J'habite à Nantes", "Où est-ce que j'habite ?", ("nantes",)),
+    Question("fr", "Mon chat s'appelle Minou", "Comment s'appelle mon chat ?", ("minou",)),
+    Question("fr", "Je suis infirmière", "Quel est mon métier ?", ("infirmi",)),
+    Question("es", "Toco el violonchelo", "¿Qué instrumento toco?", ("violonchelo",)),
+    Question("es", "Vivo en Sevilla", "¿Dónde vivo?", ("sevilla",)),
+    Question("es", "Mi perro se llama Toby", "¿Cómo se llama mi perro?", ("toby",)),
+    Question("es", "Trabajo de enfermera", "¿En qué trabajo?", ("enfermer",)),
+    Question("ru", "Я играю на виолончели", "На каком инструменте я играю?", ("виолончел",)),
+    Question("ru", "Я живу в Казани", "Где я живу?", ("казан",)),
+    Question("ru", "Мою собаку зовут Шарик", "Как зовут мою собаку?", ("шарик",)),
+    Question("ru", "Я работаю врачом", "Кем я работаю?", ("врач",)),
+    Question("ja", "私はチェロを弾きます", "私は何の楽器を弾きますか？", ("チェロ",)),
+    Question("ja", "私は京都に住んでいます", "私はどこに住んでいますか？", ("京都",)),
+    Question("ja", "私の犬の名前はポチです", "私の犬の名前は何ですか？", ("ポチ",)),
+    Question("ja", "私は看護師として働いています", "私の仕事は何ですか？", ("看護師",)),
+)
+
+# First and second person singular (and the polite second person) of each language.
+FIRST = {
+    "en": r"\bI\b|\bI'm\b|\b(?i:my|me|mine)\b",
+    "de": r"(?i)\b(ich|mein|meine|meinen|meinem|meiner|mir|mich)\b",
+    "fr": r"(?i)\b(je|mon|ma|mes|moi)\b|(?i:\bj['’])",
+    "es": r"(?i)\b(yo|mi|mis|me|toco|vivo|trabajo)\b",
+    "ru": r"(?i)\b(я|мой|моя|моё|мою|мои|мне|меня|мной)\b",
+    "ja": r"私|僕|俺",
+}
+SECOND = {
+    "en": r"(?i)\b(you|your|yours|you're)\b",
+    "de": r"(?i)\b(du|dein|deine|deinen|deinem|deiner|dir|dich)\b",
+    "fr": r"(?i)\b(tu|ton|ta|tes|toi|vous|votre|vos)\b|(?i:\bt['’])",
+    "es": r"(?i)\b(tú|tu|tus|te|ti|usted|vos|tocas|vives|trabajas)\b",
+    "ru": r"(?i)\b(ты|твой|твоя|твоё|твою|твои|тебе|тебя|вы|ваш|ваша|вашу|ваши|вам|вас)\b",
+    "ja": r"あなた|君|さん",
+}
+SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*|\n+")
+
+
+def voice(answer: str, question: Question) -> str:
+    """``"person"`` when a sentence about the fact speaks as the person, ``"addressed"`` when
+    one speaks to them, else ``"neither"`` (the answer does not name the fact)."""
+    about = [
+        sentence
+        for sentence in SENTENCE_END.split(answer)
+        if any(word in sentence.lower() for word in question.subject)
+    ]
+    if any(re.search(SECOND[question.language], sentence) for sentence in about):
+        return "addressed"
+    if any(re.search(FIRST[question.language], sentence) for sentence in about):
+        return "person"
+    return "neither"
+
+
+def config(data_dir: Path, base_url: str, model: str) -> Config:
+    return Config.model_validate(
+        {
+            "storage": {"data_dir": str(data_dir)},
+            "llm": {
+                "provider": "openai",
+                "base_url": base_url,
+                "model": model,
+                "timeout_seconds": 600,
+            },
+            "memory": {"reranker_model": ""},
+            "chat": {"stream_replies": False},
+        }
+    )
+
+
+async def ask(app: Application, number: int, question: Question) -> str:
+    """Store the fact as Alice's (a person of her own per question), then ask about it."""
+    user = f"matrix:alice{number}"
+    async with app.store.transaction(index=app.index) as transaction:
+        fact = await transaction.facts.add(Scope(user, "matrix:dm"), NewFact(question.fact))
+        await index_facts(transaction.index, app.embedder, [fact])
+    asked = IncomingMessage(
+        platform="matrix",
+        user_key=user,
+        display_name="Alice",
+        room_key="matrix:dm",
+        text=question.question,
+        time=datetime.now(UTC),
+        is_direct=True,
+        mentions_bot=True,
+        message_id=f"$voice{number}",
+    )
+    [answer] = await app.core.handle(asked)
+    return answer.text
+
+
+async def run(base_url: str, model: str) -> None:
+    counts: dict[str, Counter[str]] = {}
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as directory:
+        app = await build_application(
+            config(Path(directory), base_url, model), embedder=real_embedder()
+        )
+        try:
+            for number, question in enumerate(QUESTIONS):
+                answer = await ask(app, number, question)
+                heard = voice(answer, question)
+                counts.setdefault(question.language, Counter())[heard] += 1
+                print(f"  {question.language} {heard:9} {question.question!r} -> {answer!r}")
+        finally:
+            await app.aclose()
+    total = sum(counts.values(), Counter())
+    seconds = time.perf_counter() - started
+    print(f"model {model} at {base_url}, {len(QUESTIONS)} questions, {seconds:.0f} s")
+    print("| language | in the person's voice | addressed to them | neither |")
+    print("|---|---|---|---|")
+    for language, heard in [*counts.items(), ("all", total)]:
+        row = [heard["person"], heard["addressed"], heard["neither"]]
+        print(f"| {language} | " + " | ".join(str(n) for n in row) + " |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--base-url", default="http://127.0.0.1:18435/v1")
+    parser.add_argument("--model", default="qwen2.5-coder-0.5b-instruct")
+    arguments = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    asyncio.run(run(arguments.base_url, arguments.model))
+
+
+if __name__ == "__main__":
+    main()
