@@ -167,8 +167,8 @@ async def run(base_url: str, model: str) -> None:
     print(f"model {model} at {base_url}, {len(QUESTIONS)} questions, {seconds:.0f} s")
     print("| language | in the person's voice | addressed to them | neither |")
     print("|---|---|---|---|")
-    for language, heard in [*counts.items(), ("all", total)]:
-        row = [heard["person"], heard["addressed"], heard["neither"]]
+    for language, tally in [*counts.items(), ("all", total)]:
+        row = [tally["person"], tally["addressed"], tally["neither"]]
         print(f"| {language} | " + " | ".join(str(n) for n in row) + " |")
 
 
