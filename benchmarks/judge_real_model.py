@@ -1,0 +1,130 @@
+"""The consolidation judge against a REAL model: the shipped labelled pairs, judged in batches
+as consolidation sends them, and what the code then does with each verdict.
+
+    MNEMO_DEV_LLM=1.5b ../shared/llm/serve.sh 18436
+    .venv/bin/python -m benchmarks.judge_real_model --base-url http://127.0.0.1:18436/v1 \
+        --model qwen2.5-coder-1.5b-instruct
+
+The pairs are `memory/calibration/pairs.csv` (138 pairs in six languages, each labelled with
+its relation), shuffled with a fixed seed and sent ten to a call (consolidation's batch size)
+through :func:`memory.consolidation.judge.judge_batch` and
+:func:`memory.consolidation.decisions.decisions_for_batch`, so the guards apply as they do in
+a run. Counted per relation: the code's decision was right; a wrong merge (two facts became
+one, or one was retired: a memory lost); a merge that kept the side without the detail. In a
+real run only pairs above the candidate threshold reach the judge; all are sent here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import random
+import time
+from collections import Counter
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+from memory.calibration.pairs import LabelledPair, default_pairs_path, load_pairs
+from memory.consolidation.decisions import MergeDecision, Verdict, decisions_for_batch
+from memory.consolidation.judge import JudgeReplyInvalid, judge_batch
+from memory.consolidation.pairs import CandidatePair
+from memory.llm.openai_backend import OpenAILanguageModel
+from memory.records import Fact, FactSource, FactStatus
+
+BATCH = 10
+# The verdict the code must reach for each relation of the pairs file.
+EXPECTED = {
+    "same": Verdict.SAME,
+    "detail": Verdict.ADDS_DETAIL,
+    "update": Verdict.REPLACES,
+    "negation": Verdict.REPLACES,
+    "different": Verdict.DIFFERENT,
+    "unrelated": Verdict.DIFFERENT,
+}
+TOLD = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+def fact(number: int, text: str, told: datetime) -> Fact:
+    return Fact(
+        number, "matrix:alice", "matrix:dm", text, "other", FactStatus.ACTIVE,
+        FactSource.EXTRACTED, told, None, None, None, None, None,
+    )  # fmt: skip
+
+
+def candidate(number: int, labelled: LabelledPair) -> CandidatePair:
+    older = fact(2 * number + 1, labelled.first, TOLD)
+    newer = fact(2 * number + 2, labelled.second, TOLD + timedelta(days=30))
+    return CandidatePair(older, newer, similarity=0.5)
+
+
+def outcome(labelled: LabelledPair, decision: MergeDecision) -> str:
+    """``right``, ``lost`` (a memory lost by a wrong merge or retirement), ``lost detail``
+    (merged, but the survivor is the side without the detail) or ``missed``."""
+    expected = EXPECTED[labelled.group]
+    if decision.verdict is Verdict.DIFFERENT:
+        return "right" if expected is Verdict.DIFFERENT else "missed"
+    if expected is Verdict.DIFFERENT:
+        return "lost"
+    survivor = decision.survivor
+    if labelled.group == "detail" and survivor is not None and survivor.text != labelled.second:
+        return "lost detail"
+    return "right" if decision.verdict is expected else "wrong kind"
+
+
+async def judge_all(
+    model: OpenAILanguageModel, pairs: Sequence[LabelledPair]
+) -> tuple[dict[str, Counter[str]], list[float]]:
+    tallies: dict[str, Counter[str]] = {group: Counter() for group in EXPECTED}
+    seconds = []
+    for start in range(0, len(pairs), BATCH):
+        labelled = pairs[start : start + BATCH]
+        shown = [candidate(start + n, pair) for n, pair in enumerate(labelled)]
+        began = time.perf_counter()
+        try:
+            response = await judge_batch(model, shown)
+        except JudgeReplyInvalid as error:
+            print(f"  batch {start // BATCH}: unusable answer ({error})")
+            for pair in labelled:
+                tallies[pair.group]["unusable"] += 1
+            continue
+        finally:
+            seconds.append(time.perf_counter() - began)
+        for pair, decision in zip(
+            labelled, decisions_for_batch(shown, response).decisions, strict=True
+        ):
+            result = outcome(pair, decision)
+            tallies[pair.group][result] += 1
+            if result != "right":
+                print(f"  {pair.group}/{pair.language} {result}: {pair.first!r} / "
+                      f"{pair.second!r} -> {decision.verdict} keep {decision.keep}")  # fmt: skip
+    return tallies, seconds
+
+
+def report(model: str, tallies: dict[str, Counter[str]], seconds: list[float]) -> None:
+    columns = ("right", "missed", "lost", "lost detail", "wrong kind", "unusable")
+    total = sum(tallies.values(), Counter())
+    print(f"model {model}: {total.total()} pairs in {len(seconds)} calls, "
+          f"{sum(seconds):.0f} s ({max(seconds):.1f} s the longest call)")  # fmt: skip
+    print("| relation | pairs | " + " | ".join(columns) + " |")
+    print("|---|---|" + "---|" * len(columns))
+    for group, tally in [*tallies.items(), ("all", total)]:
+        cells = [str(tally[column]) for column in columns]
+        print(f"| {group} | {tally.total()} | " + " | ".join(cells) + " |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--base-url", default="http://127.0.0.1:18435/v1")
+    parser.add_argument("--model", default="qwen2.5-coder-0.5b-instruct")
+    arguments = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    pairs = load_pairs(default_pairs_path())
+    random.Random(0).shuffle(pairs)
+    model = OpenAILanguageModel(arguments.model, base_url=arguments.base_url, timeout=900)
+    tallies, seconds = asyncio.run(judge_all(model, pairs))
+    report(arguments.model, tallies, seconds)
+
+
+if __name__ == "__main__":
+    main()

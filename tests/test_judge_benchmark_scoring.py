@@ -1,0 +1,38 @@
+"""How benchmarks/judge_real_model.py scores the code's decision on a labelled pair."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.judge_real_model import candidate, outcome
+from memory.calibration.pairs import LabelledPair
+from memory.consolidation.decisions import decide
+from memory.consolidation.judge_prompt import PairJudgement
+
+
+def scored(group: str, first: str, second: str, verdict: str, keep: str | None) -> str:
+    pair = LabelledPair(group, "en", first, second, line=2)
+    judged = PairJudgement.model_validate({"pair": 1, "verdict": verdict, "keep": keep})
+    return outcome(pair, decide(candidate(0, pair), judged))
+
+
+@pytest.mark.parametrize(
+    ("group", "verdict", "keep", "result"),
+    [
+        ("different", "different", None, "right"),
+        ("different", "same", "A", "lost"),
+        ("unrelated", "replaces", None, "lost"),
+        ("same", "same", "B", "right"),
+        ("same", "different", None, "missed"),
+        ("update", "replaces", None, "right"),
+        ("update", "same", "A", "wrong kind"),
+        ("detail", "adds_detail", "B", "right"),
+        ("detail", "adds_detail", "A", "lost detail"),
+        ("detail", "adds_detail", None, "missed"),
+    ],
+)
+def test_each_decision_is_scored_by_what_it_does(
+    group: str, verdict: str, keep: str | None, result: str
+) -> None:
+    first, second = "I play the guitar", "I play the guitar in a jazz band on Fridays"
+    assert scored(group, first, second, verdict, keep) == result
