@@ -17,6 +17,7 @@ from memory.write.decision import DESTRUCTIVE, DecisionOutcome, action_of, targe
 from memory.write.extraction import ProposedFact
 from memory.write.normalise import same_text
 from memory.write.prompts.decision import ACTIONS
+from memory.write.relations import about_other_people
 
 
 class Guard(StrEnum):
@@ -38,6 +39,8 @@ class Guard(StrEnum):
     # DELETE; or a listed fact that the new one does not resemble (not among its candidates).
     INLINE_TARGET_NOT_SHOWN = "inline_target_not_shown"
     INLINE_TARGET_UNRELATED = "inline_target_unrelated"
+    # An UPDATE or DELETE between facts that name different people ("my wife" / "I").
+    OTHER_PERSON = "other_person"
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -167,6 +170,17 @@ def replace_plan(
         plan.proposed_action,
         plan.proposed_target,
     )
+
+
+def kept_apart(plan: PlannedWrite) -> PlannedWrite:
+    """A fact about someone else never replaces or deletes one about the person (or about
+    a third person): the new fact is added and the known one stays."""
+    target = plan.target
+    if not plan.is_destructive or target is None:
+        return plan
+    if not about_other_people(plan.subject.fact.text, target.text):
+        return plan
+    return replace_plan(plan, Action.ADD, None, Guard.OTHER_PERSON)
 
 
 def limit_batch(plans: Sequence[PlannedWrite], max_destructive: int) -> list[PlannedWrite]:

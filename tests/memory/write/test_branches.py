@@ -27,6 +27,16 @@ from tests.memory.write.helpers import (
 
 CASES = [
     Case(
+        "a DELETE of the person's fact by one about their sister: added, both stay",
+        ("I live in Lyon",),
+        "My sister no longer lives in Lyon",
+        (extracted("My sister no longer lives in Lyon"), decided((1, "DELETE", 1))),
+        frozenset({"I live in Lyon", "My sister no longer lives in Lyon"}),
+        (Action.ADD,),
+        ("other_person",),
+        llm_calls=2,
+    ),
+    Case(
         "no candidates: ADD without a decision call",
         (PARIS,),
         "I have a cat named Miso",

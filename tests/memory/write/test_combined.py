@@ -36,6 +36,16 @@ from tests.memory.write.helpers import (
 
 CASES = [
     Case(
+        "an UPDATE of the person's fact by one about their wife: added, both stay",
+        ("I drive a Toyota Corolla",),
+        "My wife drives a Toyota Corolla too",
+        (combined(("My wife drives a Toyota Corolla", "UPDATE", 1)),),
+        frozenset({"I drive a Toyota Corolla", "My wife drives a Toyota Corolla"}),
+        (Action.ADD,),
+        ("other_person",),
+        llm_calls=1,
+    ),
+    Case(
         "an update decided in the same call: one model call",
         (PARIS,),
         "I moved to Berlin",
