@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import replace
 from datetime import datetime
+from types import SimpleNamespace as Inserted
 from typing import Any
 
 from sqlalchemy import (
@@ -33,11 +34,12 @@ from memory.records import PendingWrite
 from memory.scope import Scope
 from memory.store.facts import in_visible_rooms
 from memory.store.people_lock import try_lock_person
-from memory.store.schema import PENDING_WRITES, PendingWriteRow
+from memory.store.schema import PENDING_WRITES, PendingWriteRow, rowcount
 
 
-def to_pending(row: PendingWriteRow | Row[Any]) -> PendingWrite:
-    """A queued write from its ORM row or from a Core row of ``PENDING_WRITES``."""
+def to_pending(row: PendingWriteRow | Row[Any] | Inserted) -> PendingWrite:
+    """A queued write from its ORM row, a Core row of ``PENDING_WRITES`` or the values just
+    inserted."""
     return PendingWrite(
         id=row.id,
         owner=row.owner,
@@ -76,34 +78,8 @@ def next_row(now: datetime, passing_error: str) -> ColumnElement[bool]:
     return and_(PendingWriteRow.next_attempt_at <= now, ~person_busy, ~earlier_waits)
 
 
-def rowcount(result: object) -> int:
-    return int(getattr(result, "rowcount", 0) or 0)
-
-
-# Built once: every message a person sends queues one (see memory.store.conversation).
+# Built once: every message a person sends queues one (see memory.store.intake).
 INSERT_PENDING = insert(PENDING_WRITES).returning(PENDING_WRITES.c.id)
-
-
-def pending_values(
-    scope: Scope,
-    text: str,
-    message_time: datetime,
-    now: datetime,
-    source_message_id: str | None,
-    corrects: bool,
-) -> dict[str, Any]:
-    """The parameters of ``INSERT_PENDING``: a new row, due at once."""
-    return {
-        "owner": scope.owner,
-        "room": scope.room,
-        "text": text,
-        "message_time": message_time,
-        "source_message_id": source_message_id,
-        "attempts": 0,
-        "next_attempt_at": now,
-        "created_at": now,
-        "corrects": corrects,
-    }
 
 
 class PendingWriteRepository:
@@ -120,24 +96,24 @@ class PendingWriteRepository:
         source_message_id: str | None = None,
         corrects: bool = False,
     ) -> PendingWrite:
-        """``corrects``: the row is an edit of the message ``source_message_id``."""
-        values = pending_values(scope, text, message_time, now, source_message_id, corrects)
+        """``corrects``: the row is an edit of the message ``source_message_id``; a new row,
+        due at once."""
+        values = {
+            "owner": scope.owner,
+            "room": scope.room,
+            "text": text,
+            "message_time": message_time,
+            "source_message_id": source_message_id,
+            "attempts": 0,
+            "next_attempt_at": now,
+            "last_error": None,
+            "created_at": now,
+            "claimed_by": None,
+            "claimed_until": None,
+            "corrects": corrects,
+        }
         pending_id = int((await self.session.execute(INSERT_PENDING, values)).scalar_one())
-        return PendingWrite(
-            id=pending_id,
-            owner=scope.owner,
-            room=scope.room,
-            text=text,
-            message_time=message_time,
-            source_message_id=source_message_id,
-            attempts=0,
-            next_attempt_at=now,
-            last_error=None,
-            created_at=now,
-            claimed_by=None,
-            claimed_until=None,
-            corrects=corrects,
-        )
+        return to_pending(Inserted(id=pending_id, **values))
 
     async def due(self, now: datetime, *, limit: int = 50) -> list[PendingWrite]:
         """Queued writes whose next attempt is due, oldest first."""

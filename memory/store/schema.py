@@ -177,3 +177,8 @@ FACTS = Base.metadata.tables[FactRow.__tablename__]
 FACT_EVENTS = Base.metadata.tables[FactEventRow.__tablename__]
 MESSAGES = Base.metadata.tables[MessageRow.__tablename__]
 PENDING_WRITES = Base.metadata.tables[PendingWriteRow.__tablename__]
+
+
+def rowcount(result: object) -> int:
+    """How many rows an UPDATE or DELETE changed."""
+    return int(getattr(result, "rowcount", 0) or 0)
