@@ -90,7 +90,6 @@ def write_settings(config: Config, *, apply_queued: bool | None = None) -> Write
         decide_in_extraction=config.memory.decide_in_extraction,
         scope_mode=config.memory.scope_mode,
         claim_lease_seconds=config.storage.claim_lease_seconds,
-        max_model_calls=config.llm.background_calls,
         apply_queued=(config.storage.bot_applies_writes if apply_queued is None else apply_queued),
     )
 
@@ -134,11 +133,18 @@ async def build_application(
     reranker = reranker or build_reranker(config.memory, config.embedding)
     # Recall's texts go before the write queue's and consolidation's (replies first).
     batcher = EmbeddingBatcher(memory.embedder, max_calls=config.embedding.parallel_calls)
-    # Replies first: the background's model calls give way while a reply is prepared.
+    # Replies first: the background's model calls give way while a reply is prepared, and
+    # the write queue's and consolidation's share one limit of calls at the server.
     replies = Replies()
+    background_llm = BackgroundModel(llm, replies, max_calls=config.llm.background_calls)
     settings = write_settings(config, apply_queued=apply_queued)
     writer = MemoryWriter(
-        memory.store, memory.index, batcher.background, llm, settings, replies=replies
+        memory.store,
+        memory.index,
+        batcher.background,
+        llm,
+        settings,
+        background_llm=background_llm,
     )
     recaller = Recaller(
         memory.store,
@@ -161,7 +167,7 @@ async def build_application(
         memory.store,
         memory.index,
         batcher.background,
-        BackgroundModel(llm, replies, max_calls=config.llm.background_calls),
+        background_llm,
         # The queue retry wakes this process's worker: none when workers apply the writes.
         writer if settings.apply_queued else None,
     )

@@ -72,8 +72,6 @@ class WriteSettings:
     scope_mode: ScopeMode = ScopeMode.USER_ROOM
     # How many people's writes the worker processes at once (each person's in order).
     worker_concurrency: int = 16
-    # At most this many of those writes' model calls at the server at once (its slots).
-    max_model_calls: int = 1
     # A claim older than this is taken as its worker's death: longer than any write takes.
     claim_lease_seconds: float = 900.0
     # On shutdown, how long the worker may finish queued writes before it is cut off.
@@ -107,8 +105,11 @@ class MemoryWriter:
         clock: Callable[[], datetime] | None = None,
         queue: WriteQueue | None = None,
         worker_id: str | None = None,
-        replies: Replies | None = None,
+        background_llm: LanguageModel | None = None,
     ) -> None:
+        """``background_llm``: the queue's model, whose calls give way to replies; the
+        composition root shares one with consolidation (one limit of calls at the server).
+        By default one call at a time that no reply waits for."""
         self._store = store
         self._index = index
         self._embedder = embedder
@@ -116,13 +117,8 @@ class MemoryWriter:
         # A person waits for "remember" and undo: their model calls do not give way.
         self._parts = WriteParts(store, index, embedder, llm, settings.pipeline())
         # The queue's do: they are not sent while replies are in progress.
-        self._queue_parts = WriteParts(
-            store,
-            index,
-            embedder,
-            BackgroundModel(llm, replies or Replies(), max_calls=settings.max_model_calls),
-            settings.pipeline(),
-        )
+        background_llm = background_llm or BackgroundModel(llm, Replies())
+        self._queue_parts = WriteParts(store, index, embedder, background_llm, settings.pipeline())
         self._clock = clock or utc_now
         lease = timedelta(seconds=settings.claim_lease_seconds)
         self._queue = queue or queue_for(store, lease=lease, clock=self._clock)
