@@ -15,15 +15,6 @@ from memory.index.base import IndexedFact, ScoredFactId
 from memory.scope import Scope
 
 
-def _visible(fact: IndexedFact, scope: Scope) -> bool:
-    rooms = scope.visible_rooms()
-    return (
-        fact.owner == scope.owner
-        and (rooms.only is None or fact.room == rooms.only)
-        and (rooms.exclude is None or fact.room != rooms.exclude)
-    )
-
-
 def _words(text: str) -> set[str]:
     return set(re.findall(r"\w+", text.lower()))
 
@@ -59,7 +50,7 @@ class InMemoryVectorIndex:
         scored = [
             ScoredFactId(fact.fact_id, cosine_similarity(vector, fact.vector))
             for fact in self.rows.values()
-            if _visible(fact, scope)
+            if scope.sees(fact.owner, fact.room)
         ]
         if min_similarity is not None:
             scored = [item for item in scored if item.similarity >= min_similarity]
@@ -72,7 +63,7 @@ class InMemoryVectorIndex:
         scored = [
             ScoredFactId(fact.fact_id, float(len(terms & _words(fact.text))))
             for fact in self.rows.values()
-            if _visible(fact, scope)
+            if scope.sees(fact.owner, fact.room)
         ]
         matching = [item for item in scored if item.similarity > 0]
         matching.sort(key=lambda item: item.similarity, reverse=True)

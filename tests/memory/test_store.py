@@ -179,6 +179,18 @@ async def test_user_mode_follows_the_person_but_keeps_dm_facts_out_of_groups(sto
     assert room_by_id == []
 
 
+async def test_scope_sees_what_the_sql_filter_selects(store: Store) -> None:
+    """The in-memory rule (the scope cache, the test index) and the SQL draw the same lines."""
+    told = [ALICE_R1, ALICE_R2, ALICE_DM, BOB_R1]
+    async with store.transaction() as transaction:
+        facts = [await transaction.facts.add(scope, NewFact("a fact")) for scope in told]
+    for scope, mode in itertools.product(told, ScopeMode):
+        reader = scope.with_mode(mode)
+        async with store.read() as transaction:
+            selected = {fact.id for fact in await transaction.facts.list_in_scope(reader)}
+        assert selected == {fact.id for fact in facts if reader.sees(fact.owner, fact.room)}
+
+
 def test_scope_rejects_malformed_and_cross_platform_keys() -> None:
     with pytest.raises(InvalidScopeError):
         Scope("alice", "console:room")
