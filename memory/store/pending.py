@@ -8,7 +8,7 @@ where one process owns the data folder).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import replace
 from datetime import datetime
 from types import SimpleNamespace as Inserted
@@ -16,8 +16,11 @@ from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    Integer,
     Row,
+    String,
     and_,
+    bindparam,
     delete,
     exists,
     func,
@@ -33,8 +36,8 @@ from sqlalchemy.orm import aliased
 from memory.records import PendingWrite
 from memory.scope import Scope
 from memory.store.facts import in_visible_rooms
-from memory.store.people_lock import try_lock_person
-from memory.store.schema import PENDING_WRITES, PendingWriteRow, rowcount
+from memory.store.people_lock import shares_database, try_lock_person
+from memory.store.schema import PENDING_WRITES, PendingWriteRow, UTCDateTime, rowcount
 
 
 def to_pending(row: PendingWriteRow | Row[Any] | Inserted) -> PendingWrite:
@@ -57,13 +60,12 @@ def to_pending(row: PendingWriteRow | Row[Any] | Inserted) -> PendingWrite:
     )
 
 
-def live_claim(now: datetime) -> ColumnElement[bool]:
-    return and_(PendingWriteRow.claimed_by.is_not(None), PendingWriteRow.claimed_until > now)
-
-
-def next_row(now: datetime, passing_error: str) -> ColumnElement[bool]:
-    """The row is its person's next to process: due, no live claim on the person, and every
-    earlier row of theirs not yet due and failed with an error that lets later rows pass."""
+def next_row() -> ColumnElement[bool]:
+    """The row is its person's next to process at ``:now``: due, no live claim on the person,
+    and every earlier row of theirs not yet due and failed with an error that starts with
+    ``:passing_error`` (it lets later rows pass); so at most one row of a person is."""
+    now = bindparam("now", type_=UTCDateTime())
+    passing_error = bindparam("passing_error", type_=String())
     other = aliased(PendingWriteRow)
     person_busy = exists().where(
         other.owner == PendingWriteRow.owner,
@@ -71,13 +73,27 @@ def next_row(now: datetime, passing_error: str) -> ColumnElement[bool]:
         other.claimed_until > now,
     )
     error = func.coalesce(other.last_error, "")
-    lets_pass = and_(other.next_attempt_at > now, error.startswith(passing_error, autoescape=True))
+    lets_pass = and_(
+        other.next_attempt_at > now,
+        func.substr(error, 1, func.length(passing_error)) == passing_error,
+    )
     earlier_waits = exists().where(
         other.owner == PendingWriteRow.owner, other.id < PendingWriteRow.id, not_(lets_pass)
     )
     return and_(PendingWriteRow.next_attempt_at <= now, ~person_busy, ~earlier_waits)
 
 
+# Built once, as a claim is made for every queued message and building the statement costs
+# more than SQLite takes to run it: the next rows of anyone but some people, oldest first,
+# and the next row of one person (again under the person's lock, on PostgreSQL).
+NEXT_ROWS = (
+    select(PENDING_WRITES)
+    .where(next_row(), PENDING_WRITES.c.owner.not_in(bindparam("skip_owners", expanding=True)))
+    .order_by(PENDING_WRITES.c.id)
+    .limit(bindparam("candidates", type_=Integer()))
+)
+NEXT_ROW_OF = select(PENDING_WRITES).where(next_row(), PENDING_WRITES.c.owner == bindparam("owner"))
+NEXT_ROW_OF_LOCKED = NEXT_ROW_OF.with_for_update(skip_locked=True, of=PENDING_WRITES)
 # Built once: every message a person sends queues one (see memory.store.intake).
 INSERT_PENDING = insert(PENDING_WRITES).returning(PENDING_WRITES.c.id)
 
@@ -148,84 +164,48 @@ class PendingWriteRepository:
         *,
         now: datetime,
         until: datetime,
-        holds_back: Callable[[PendingWrite], bool],
-        owner: str | None = None,
-        skip_owners: Collection[str] = (),
-    ) -> PendingWrite | None:
-        """Claim the next row to process, or ``None``.
-
-        Per owner, rows are taken in order: an owner with a live claim is skipped, and a row
-        not yet due blocks the owner's later rows when ``holds_back`` says so (otherwise the
-        later rows may go first). ``owner`` limits the search to one person.
-        """
-        busy = select(PendingWriteRow.owner).where(live_claim(now))
-        # Core rows: every claim reads the whole queue but the busy people's, and under a
-        # burst that is hundreds of rows each time (ORM objects cost the event loop more).
-        query = select(PENDING_WRITES).where(PENDING_WRITES.c.owner.not_in(busy))
-        if owner is not None:
-            query = query.where(PENDING_WRITES.c.owner == owner)
-        if skip_owners:
-            query = query.where(PENDING_WRITES.c.owner.not_in(list(skip_owners)))
-        rows = (await self.session.execute(query.order_by(PENDING_WRITES.c.id))).all()
-        blocked: set[str] = set()
-        for row in rows:
-            if row.owner in blocked:
-                continue
-            pending = to_pending(row)
-            if pending.next_attempt_at > now:
-                if holds_back(pending):
-                    blocked.add(row.owner)
-                continue
-            if await self._take(row.id, worker, now=now, until=until):
-                return replace(pending, claimed_by=worker, claimed_until=until)
-            blocked.add(row.owner)
-        return None
-
-    async def claim_next_shared(
-        self,
-        worker: str,
-        *,
-        now: datetime,
-        until: datetime,
         passing_error: str,
         owner: str | None = None,
         skip_owners: Collection[str] = (),
         candidates: int = 16,
     ) -> PendingWrite | None:
-        """:meth:`claim_next` for a database several processes claim from (PostgreSQL).
+        """Claim the next row to process, or ``None``: of anyone but ``skip_owners``, or
+        ``owner``'s only.
 
-        Each person's next row is found in SQL (a row not yet due whose error starts with
-        ``passing_error`` lets the person's later rows go first: ``holds_back``'s "no"). For
-        each candidate person, oldest row first: their advisory lock (skipped if another
-        process holds it), then the row, found again with ``FOR UPDATE SKIP LOCKED`` now
-        that the lock is ours. Claims of one person are thereby taken one at a time across
-        all processes, and each sees the claims committed before it: never two live claims
-        of one person, their rows in order.
+        Per person, rows are taken in order (:func:`next_row`): a person with a live claim is
+        skipped, and a row not yet due blocks the person's later rows unless its error starts
+        with ``passing_error``. For each candidate person, oldest row first: their advisory
+        lock on PostgreSQL (skipped if another process holds it), then the row, found again
+        with ``FOR UPDATE SKIP LOCKED`` now that the lock is ours. Claims of one person are
+        thereby taken one at a time across all processes sharing the database, and each sees
+        the claims committed before it: never two live claims of one person, their rows in
+        order. On SQLite the one writer already takes them one at a time.
         """
-        query = select(PendingWriteRow.owner).where(next_row(now, passing_error))
-        if owner is not None:
-            query = query.where(PendingWriteRow.owner == owner)
-        if skip_owners:
-            query = query.where(PendingWriteRow.owner.not_in(list(skip_owners)))
-        ordered = query.order_by(PendingWriteRow.id).limit(candidates)
-        people = (await self.session.scalars(ordered)).all()
-        for person in people:
-            if not await try_lock_person(self.session, person):
-                continue
-            again = (
-                select(PendingWriteRow)
-                .where(next_row(now, passing_error), PendingWriteRow.owner == person)
-                .order_by(PendingWriteRow.id)
-                .limit(1)
-                .with_for_update(skip_locked=True, of=PendingWriteRow)
-            )
-            row = (await self.session.scalars(again)).first()
-            if row is None:
-                continue
-            pending = to_pending(row)
-            await self._take(row.id, worker, now=now, until=until)
-            return replace(pending, claimed_by=worker, claimed_until=until)
+        values: dict[str, object] = {"now": now, "passing_error": passing_error}
+        if owner is None:
+            query = NEXT_ROWS
+            values.update(skip_owners=list(skip_owners), candidates=candidates)
+        else:
+            query = NEXT_ROW_OF
+            values.update(owner=owner)
+        for candidate in (await self.session.execute(query, values)).all():
+            row = await self._locked_again(candidate, values)
+            if row is not None:
+                await self._take(row.id, worker, now=now, until=until)
+                return replace(to_pending(row), claimed_by=worker, claimed_until=until)
         return None
+
+    async def _locked_again(
+        self, candidate: Row[Any], values: dict[str, object]
+    ) -> Row[Any] | None:
+        """On PostgreSQL, the candidate's person locked and their next row read again under
+        the lock (None: another process has them); on SQLite, the candidate itself."""
+        if not shares_database(self.session):
+            return candidate
+        if not await try_lock_person(self.session, candidate.owner):
+            return None
+        again = {**values, "owner": candidate.owner}
+        return (await self.session.execute(NEXT_ROW_OF_LOCKED, again)).first()
 
     async def _take(self, pending_id: int, worker: str, *, now: datetime, until: datetime) -> bool:
         """Claim one row unless someone holds a live claim on it (checked in the UPDATE)."""

@@ -50,7 +50,7 @@ from memory.write.pipeline import (
     plan_message,
     plan_remembered,
 )
-from memory.write.queue import WriteQueue, queue_for
+from memory.write.queue import WriteQueue
 from memory.write.undo import UndoResult, undo_latest
 from memory.write.worker import QueueWorker
 
@@ -103,7 +103,6 @@ class MemoryWriter:
         settings: WriteSettings,
         *,
         clock: Callable[[], datetime] | None = None,
-        queue: WriteQueue | None = None,
         worker_id: str | None = None,
         background_llm: LanguageModel | None = None,
     ) -> None:
@@ -121,7 +120,7 @@ class MemoryWriter:
         self._queue_parts = WriteParts(store, index, embedder, background_llm, settings.pipeline())
         self._clock = clock or utc_now
         lease = timedelta(seconds=settings.claim_lease_seconds)
-        self._queue = queue or queue_for(store, lease=lease, clock=self._clock)
+        self._queue = WriteQueue(store, lease=lease, clock=self._clock)
         self.worker = QueueWorker(
             self._queue,
             self._process_claimed,

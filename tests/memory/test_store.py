@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sqlalchemy import URL, text
 
 from memory.errors import InvalidScopeError, StorageFullError
-from memory.records import Action, Actor, FactSource, FactStatus, NewFact, PendingWrite, Role
+from memory.records import Action, Actor, FactSource, FactStatus, NewFact, Role
 from memory.scope import Scope, ScopeMode
 from memory.store import EventDraft, Store
 from tests.memory.full_disk import fill_the_disk
@@ -224,10 +224,6 @@ async def test_turns_are_per_room_oldest_first_and_purged(store: Store) -> None:
         assert len(await transaction.turns.recent("console:room1", limit=10)) == 3
 
 
-def never_holds_back(pending: PendingWrite) -> bool:
-    return False
-
-
 async def test_pending_writes_claim_reschedule_and_complete(store: Store) -> None:
     now = datetime(2026, 1, 1, 12, tzinfo=UTC)
     lease = now + timedelta(minutes=15)
@@ -236,16 +232,12 @@ async def test_pending_writes_claim_reschedule_and_complete(store: Store) -> Non
             ALICE_R1, "I moved to Berlin", message_time=now, now=now, source_message_id="m1"
         )
     async with store.transaction() as transaction:
-        claimed = await transaction.pending.claim_next(
-            "w1", now=now, until=lease, holds_back=never_holds_back
-        )
+        claimed = await transaction.pending.claim_next("w1", now=now, until=lease, passing_error="")
         assert claimed is not None
         assert (claimed.id, claimed.claimed_by, claimed.claimed_until) == (queued.id, "w1", lease)
         # A live claim keeps everyone else off the row (and off Alice's later rows).
         assert (
-            await transaction.pending.claim_next(
-                "w2", now=now, until=lease, holds_back=never_holds_back
-            )
+            await transaction.pending.claim_next("w2", now=now, until=lease, passing_error="")
             is None
         )
         assert not await transaction.pending.reschedule(
@@ -260,7 +252,7 @@ async def test_pending_writes_claim_reschedule_and_complete(store: Store) -> Non
         assert (later.attempts, later.last_error, later.claimed_by) == (1, "LLM down", None)
         assert not await transaction.pending.complete_claimed(queued.id, "w1")  # released
         again = await transaction.pending.claim_next(
-            "w1", now=now + timedelta(minutes=1), until=lease, holds_back=never_holds_back
+            "w1", now=now + timedelta(minutes=1), until=lease, passing_error=""
         )
         assert again is not None and again.id == queued.id
         assert not await transaction.pending.complete_claimed(queued.id, "w2")
@@ -278,12 +270,12 @@ async def test_an_ended_lease_lets_another_worker_claim_and_start_up_releases_al
             ALICE_R1, "I moved to Berlin", message_time=now, now=now
         )
         await transaction.pending.claim_next(
-            "dead", now=now, until=now + timedelta(minutes=1), holds_back=never_holds_back
+            "dead", now=now, until=now + timedelta(minutes=1), passing_error=""
         )
     later = now + timedelta(minutes=2)
     async with store.transaction() as transaction:
         taken = await transaction.pending.claim_next(
-            "alive", now=later, until=later + timedelta(minutes=1), holds_back=never_holds_back
+            "alive", now=later, until=later + timedelta(minutes=1), passing_error=""
         )
         assert taken is not None and taken.claimed_by == "alive"
         assert not await transaction.pending.complete_claimed(queued.id, "dead")
