@@ -180,7 +180,7 @@ async def test_user_mode_follows_the_person_but_keeps_dm_facts_out_of_groups(sto
 
 
 async def test_scope_sees_what_the_sql_filter_selects(store: Store) -> None:
-    """The in-memory rule (the scope cache, the test index) and the SQL draw the same lines."""
+    """The in-memory rule (the scope cache's) and the SQL draw the same lines."""
     told = [ALICE_R1, ALICE_R2, ALICE_DM, BOB_R1]
     async with store.transaction() as transaction:
         facts = [await transaction.facts.add(scope, NewFact("a fact")) for scope in told]
