@@ -40,6 +40,7 @@ from memory.llm.base import (
     ToolsNotSupported,
     ToolSpec,
     WrongProvider,
+    tool_definition,
 )
 from memory.llm.openai_stream import StreamedAnswer
 from memory.llm.text_tool_calls import calls_in_text
@@ -68,15 +69,6 @@ def message_body(message: ChatMessage) -> dict[str, Any]:
     if message.tool_call is not None:
         body["tool_call_id"] = call_id(message.tool_call)
     return body
-
-
-def tool_definition(tool: ToolSpec) -> dict[str, Any]:
-    function = {
-        "name": tool.name,
-        "description": tool.description,
-        "parameters": dict(tool.parameters_schema),
-    }
-    return {"type": "function", "function": function}
 
 
 class _NothingReceived(Exception):
