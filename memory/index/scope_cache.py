@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
+from memory.embedding.base import normalise
 from memory.index.base import IndexedFact, ScoredFactId
 from memory.scope import Scope
 
@@ -57,7 +58,7 @@ class ScopeRows:
 
     @classmethod
     def of(cls, scope: Scope, fact_ids: FactIds, vectors: Matrix) -> ScopeRows:
-        return cls(scope, fact_ids, unit_rows(vectors))
+        return cls(scope, fact_ids, normalise(vectors))
 
     def written(self, facts: Sequence[IndexedFact]) -> ScopeRows:
         """These rows after ``facts`` were written: the old rows of their ids gone, the new
@@ -77,7 +78,7 @@ class ScopeRows:
         return replace(
             self,
             fact_ids=np.concatenate([self.fact_ids[kept], added_ids]),
-            unit_vectors=np.concatenate([self.unit_vectors[kept], unit_rows(vectors)]),
+            unit_vectors=np.concatenate([self.unit_vectors[kept], normalise(vectors)]),
         )
 
     def without(self, removed: FactIds) -> ScopeRows:
@@ -209,11 +210,3 @@ class ScopeVectorCache:
             entry = self._entries.pop(key, None)
             if entry is not None:
                 self._rows -= len(entry.fact_ids)
-
-
-def unit_rows(vectors: Matrix) -> Matrix:
-    """Each row scaled to unit length (zero rows stay zero)."""
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    result: Matrix = (vectors / norms).astype(np.float32)
-    return result
