@@ -25,23 +25,12 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.records import Answer, ConversationTurn, Role
-from memory.store.schema import MESSAGES, MessageRow, UTCDateTime, rowcount
+from memory.store.schema import MESSAGES, MessageRow, UTCDateTime, record_of, rowcount
 
 
 def to_turn(row: MessageRow | Row[Any] | Inserted) -> ConversationTurn:
     """A turn from its ORM row, a Core row of ``MESSAGES`` or the values just inserted."""
-    return ConversationTurn(
-        id=row.id,
-        room=row.room,
-        author=row.author,
-        role=Role(row.role),
-        text=row.text,
-        created_at=row.created_at,
-        platform_message_id=row.platform_message_id,
-        author_name=row.author_name,
-        audience=row.audience,
-        answer_to=row.answer_to,
-    )
+    return record_of(ConversationTurn, row, role=Role(row.role))
 
 
 # The reply path's statements, built once: building a statement and its cache key costs the

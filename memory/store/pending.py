@@ -37,27 +37,19 @@ from memory.records import PendingWrite
 from memory.scope import Scope
 from memory.store.facts import in_visible_rooms
 from memory.store.people_lock import shares_database, try_lock_person
-from memory.store.schema import PENDING_WRITES, PendingWriteRow, UTCDateTime, rowcount
+from memory.store.schema import (
+    PENDING_WRITES,
+    PendingWriteRow,
+    UTCDateTime,
+    record_of,
+    rowcount,
+)
 
 
 def to_pending(row: PendingWriteRow | Row[Any] | Inserted) -> PendingWrite:
     """A queued write from its ORM row, a Core row of ``PENDING_WRITES`` or the values just
     inserted."""
-    return PendingWrite(
-        id=row.id,
-        owner=row.owner,
-        room=row.room,
-        text=row.text,
-        message_time=row.message_time,
-        source_message_id=row.source_message_id,
-        attempts=row.attempts,
-        next_attempt_at=row.next_attempt_at,
-        last_error=row.last_error,
-        created_at=row.created_at,
-        claimed_by=row.claimed_by,
-        claimed_until=row.claimed_until,
-        corrects=row.corrects,
-    )
+    return record_of(PendingWrite, row)
 
 
 def next_row() -> ColumnElement[bool]:
