@@ -23,6 +23,7 @@ from memory.priority import Replies
 from memory.recall import Recaller, Reranker
 from memory.store import Store
 from memory.write.background_model import BackgroundModel
+from memory.write.pipeline import PipelineSettings
 from memory.write.writer import MemoryWriter, WriteSettings
 
 log = logging.getLogger(__name__)
@@ -84,10 +85,12 @@ def core_settings(config: Config) -> CoreSettings:
 def write_settings(config: Config, *, apply_queued: bool | None = None) -> WriteSettings:
     """``apply_queued`` None: as the config says for the bot (``mnemo worker`` passes True)."""
     return WriteSettings(
-        candidate_threshold=config.memory.candidate_threshold,
-        candidate_limit=config.memory.candidate_limit,
-        max_destructive_actions=config.memory.max_destructive_actions,
-        decide_in_extraction=config.memory.decide_in_extraction,
+        pipeline=PipelineSettings(
+            candidate_threshold=config.memory.candidate_threshold,
+            candidate_limit=config.memory.candidate_limit,
+            max_destructive_actions=config.memory.max_destructive_actions,
+            decide_in_extraction=config.memory.decide_in_extraction,
+        ),
         scope_mode=config.memory.scope_mode,
         claim_lease_seconds=config.storage.claim_lease_seconds,
         apply_queued=(config.storage.bot_applies_writes if apply_queued is None else apply_queued),

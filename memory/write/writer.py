@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from memory.embedding.base import Embedder
@@ -34,7 +34,6 @@ from memory.records import Action, Actor, FactEvent, FactSource, PendingWrite
 from memory.scope import Scope, ScopeMode
 from memory.store import Accepted, EventDraft, Intake, Store, utc_now
 from memory.write.background_model import BackgroundModel
-from memory.write.candidates import CALIBRATED_CANDIDATE_THRESHOLD
 from memory.write.correction import plan_correction
 from memory.write.errors import UnusableModelOutput, WriteError
 from memory.write.extraction import ProposedFact
@@ -61,11 +60,7 @@ REMEMBERED_CATEGORY = "other"
 
 @dataclass(frozen=True)
 class WriteSettings:
-    candidate_threshold: float = CALIBRATED_CANDIDATE_THRESHOLD
-    candidate_limit: int = 5
-    max_destructive_actions: int = 3
-    # One model call extracts and decides when the message finds known facts.
-    decide_in_extraction: bool = True
+    pipeline: PipelineSettings = field(default_factory=PipelineSettings)
     retry_base_seconds: float = 30.0
     retry_max_seconds: float = 3600.0
     # Queued writes do not store the scope mode; this one is used when they are processed.
@@ -78,14 +73,6 @@ class WriteSettings:
     shutdown_grace_seconds: float = 5.0
     # False: this process only queues; other processes (``mnemo worker``) apply the writes.
     apply_queued: bool = True
-
-    def pipeline(self) -> PipelineSettings:
-        return PipelineSettings(
-            self.candidate_threshold,
-            self.candidate_limit,
-            self.max_destructive_actions,
-            self.decide_in_extraction,
-        )
 
     def retry_delay(self, attempts: int) -> timedelta:
         """Exponential backoff: base, 2x base, 4x base ... capped at the maximum."""
@@ -114,10 +101,10 @@ class MemoryWriter:
         self._embedder = embedder
         self._settings = settings
         # A person waits for "remember" and undo: their model calls do not give way.
-        self._parts = WriteParts(store, index, embedder, llm, settings.pipeline())
+        self._parts = WriteParts(store, index, embedder, llm, settings.pipeline)
         # The queue's do: they are not sent while replies are in progress.
         background_llm = background_llm or BackgroundModel(llm, Replies())
-        self._queue_parts = WriteParts(store, index, embedder, background_llm, settings.pipeline())
+        self._queue_parts = WriteParts(store, index, embedder, background_llm, settings.pipeline)
         self._clock = clock or utc_now
         lease = timedelta(seconds=settings.claim_lease_seconds)
         self._queue = WriteQueue(store, lease=lease, clock=self._clock)
