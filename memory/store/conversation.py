@@ -193,9 +193,6 @@ class TurnRepository:
             update(MessageRow).where(MessageRow.id == turn_id).values(text=text)
         )
 
-    async def erase_one(self, turn_id: int) -> None:
-        await self.session.execute(delete(MessageRow).where(MessageRow.id == turn_id))
-
     async def erase_of(self, room: str, author: str) -> int:
         """Erase ``author``'s turns in ``room`` and the bot's answers to them."""
         result = await self.session.execute(
