@@ -32,6 +32,7 @@ from memory.records import Action, Actor, FactEvent
 from memory.scope import Scope
 from memory.store import Store
 from memory.write import MemoryWriter, WriteSettings
+from memory.write.pipeline import PipelineSettings
 from tests.conftest import real_embedder
 
 MISTAKE_RATES = {
@@ -362,7 +363,7 @@ async def run(messages: int, seed: int, threshold: float) -> None:
         store = await Store.open(Path(directory) / "bench.sqlite3")
         index = await LanceFactIndex.open(Path(directory) / "index", dimension=384)
         llm = ScriptedLanguageModel(fallback=model)
-        settings = WriteSettings(candidate_threshold=threshold)
+        settings = WriteSettings(PipelineSettings(candidate_threshold=threshold))
         writer = MemoryWriter(store, index, embedder, llm, settings, clock=lambda: clock[0])
         tally, kinds = Tally(), Counter[str]()
         started = time.perf_counter()
@@ -467,7 +468,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=300)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--threshold", type=float, default=WriteSettings().candidate_threshold)
+    parser.add_argument("--threshold", type=float, default=PipelineSettings().candidate_threshold)
     arguments = parser.parse_args()
     # The writer logs every queued retry; the table below is the output of interest.
     logging.basicConfig(level=logging.ERROR)

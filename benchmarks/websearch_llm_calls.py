@@ -37,7 +37,7 @@ from bot.websearch import SearxngAdvisor, SearxngClient
 from bot.websearch.decision_prompt import SearchDecision
 from bot.websearch.tool import TOOL_NAME
 from memory.llm import AssistantTurn, CallKind, ChatMessage, ToolCall, ToolSpec
-from memory.llm.openai_backend import tool_definition
+from memory.llm.base import tool_definition
 from memory.records import ConversationTurn, Role
 from tests.servers.searxng_server import SearxngShapedServer, running_searxng
 

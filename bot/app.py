@@ -23,6 +23,7 @@ from memory.priority import Replies
 from memory.recall import Recaller, Reranker
 from memory.store import Store
 from memory.write.background_model import BackgroundModel
+from memory.write.pipeline import PipelineSettings
 from memory.write.writer import MemoryWriter, WriteSettings
 
 log = logging.getLogger(__name__)
@@ -84,13 +85,14 @@ def core_settings(config: Config) -> CoreSettings:
 def write_settings(config: Config, *, apply_queued: bool | None = None) -> WriteSettings:
     """``apply_queued`` None: as the config says for the bot (``mnemo worker`` passes True)."""
     return WriteSettings(
-        candidate_threshold=config.memory.candidate_threshold,
-        candidate_limit=config.memory.candidate_limit,
-        max_destructive_actions=config.memory.max_destructive_actions,
-        decide_in_extraction=config.memory.decide_in_extraction,
+        pipeline=PipelineSettings(
+            candidate_threshold=config.memory.candidate_threshold,
+            candidate_limit=config.memory.candidate_limit,
+            max_destructive_actions=config.memory.max_destructive_actions,
+            decide_in_extraction=config.memory.decide_in_extraction,
+        ),
         scope_mode=config.memory.scope_mode,
         claim_lease_seconds=config.storage.claim_lease_seconds,
-        max_model_calls=config.llm.background_calls,
         apply_queued=(config.storage.bot_applies_writes if apply_queued is None else apply_queued),
     )
 
@@ -134,11 +136,18 @@ async def build_application(
     reranker = reranker or build_reranker(config.memory, config.embedding)
     # Recall's texts go before the write queue's and consolidation's (replies first).
     batcher = EmbeddingBatcher(memory.embedder, max_calls=config.embedding.parallel_calls)
-    # Replies first: the background's model calls give way while a reply is prepared.
+    # Replies first: the background's model calls give way while a reply is prepared, and
+    # the write queue's and consolidation's share one limit of calls at the server.
     replies = Replies()
+    background_llm = BackgroundModel(llm, replies, max_calls=config.llm.background_calls)
     settings = write_settings(config, apply_queued=apply_queued)
     writer = MemoryWriter(
-        memory.store, memory.index, batcher.background, llm, settings, replies=replies
+        memory.store,
+        memory.index,
+        batcher.background,
+        llm,
+        settings,
+        background_llm=background_llm,
     )
     recaller = Recaller(
         memory.store,
@@ -161,7 +170,7 @@ async def build_application(
         memory.store,
         memory.index,
         batcher.background,
-        BackgroundModel(llm, replies, max_calls=config.llm.background_calls),
+        background_llm,
         # The queue retry wakes this process's worker: none when workers apply the writes.
         writer if settings.apply_queued else None,
     )

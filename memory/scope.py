@@ -92,5 +92,11 @@ class Scope:
             return RoomFilter()
         return RoomFilter(exclude=direct_room_key(self.platform))
 
+    def sees(self, owner: str, room: str) -> bool:
+        """Whether a fact ``owner`` told in ``room`` may be seen from this scope: the rule
+        that the SQL and index filters (``visible_in``, ``scope_where``) put in a query."""
+        rooms = self.visible_rooms()
+        return owner == self.owner and rooms.only in (None, room) and rooms.exclude != room
+
     def with_mode(self, mode: ScopeMode) -> Scope:
         return Scope(self.owner, self.room, mode)

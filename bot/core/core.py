@@ -34,6 +34,7 @@ from bot.commands.ports import FactRecall, MemoryWrites
 from bot.commands.remember import describe_remembered
 from bot.core.addressing import CommandText, is_for_bot, parse_command
 from bot.core.corrections import Corrections
+from bot.core.keyed_locks import KeyedLocks
 from bot.core.rate_limit import RateLimiter
 from bot.core.reply_prompt import ReplyContext
 from bot.core.replying import Replier
@@ -44,7 +45,6 @@ from bot.messages import IncomingMessage, MessageDeletion, MessageEdit, Outgoing
 from bot.websearch.base import WebSearchAdvisor
 from memory.errors import MemoryLayerError, StorageFullError, StoreError
 from memory.index import IndexRebuildingError
-from memory.keyed_locks import KeyedLocks
 from memory.llm import LanguageModel, LanguageModelError
 from memory.priority import Replies
 from memory.records import Answer, ConversationTurn, Role

@@ -22,8 +22,8 @@ from datetime import timedelta
 
 from bot.commands.pausing import PauseSwitch
 from bot.commands.ports import MemoryWrites
+from bot.core.keyed_locks import KeyedLocks
 from bot.messages import MessageDeletion, MessageEdit
-from memory.keyed_locks import KeyedLocks
 from memory.records import ConversationTurn
 from memory.scope import direct_room_key
 from memory.store import Store

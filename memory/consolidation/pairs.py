@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from memory.embedding.base import Embedder
 from memory.index.base import VectorIndex
-from memory.priority import Priority
 from memory.records import Fact, FactStatus
 from memory.scope import Scope, ScopeMode
 from memory.store import Store
@@ -89,7 +88,7 @@ async def propose_pairs(
         scope, changed, index, embedder, threshold=threshold, neighbours=neighbours
     )
     wanted = sorted({fact_id for key in found for fact_id in key})
-    async with store.transaction(priority=Priority.BACKGROUND) as transaction:
+    async with store.read() as transaction:
         # Read through the scope: an id the index returned from elsewhere cannot appear here.
         facts = {fact.id: fact for fact in await transaction.facts.get_many(scope, wanted)}
     pairs = []

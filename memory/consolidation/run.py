@@ -82,7 +82,7 @@ class _Run:
 
 
 async def load_state(store: Store) -> tuple[datetime | None, list[int]]:
-    async with store.transaction(priority=Priority.BACKGROUND) as transaction:
+    async with store.read() as transaction:
         last_run = await transaction.get_setting(LAST_RUN_KEY)
         retry = await transaction.get_setting(RETRY_KEY)
     since = None if last_run is None else datetime.fromisoformat(last_run)
@@ -123,7 +123,7 @@ async def consolidate(
     last-run state included."""
     started = clock()
     since, retry_ids = await load_state(store)
-    async with store.transaction(priority=Priority.BACKGROUND) as transaction:
+    async with store.read() as transaction:
         changed = await transaction.facts.admin_changed_facts_since(since, also_ids=retry_ids)
     run = _Run(store, index, embedder, model, settings, ConsolidationReport(dry_run), started)
     run.report.changed_facts = len(changed)
@@ -147,7 +147,7 @@ async def consolidate_scope(run: _Run, scope: Scope, changed: Sequence[Fact]) ->
         threshold=run.settings.candidate_threshold,
         neighbours=run.settings.neighbours,
     )
-    async with run.store.transaction(priority=Priority.BACKGROUND) as transaction:
+    async with run.store.read() as transaction:
         undone = await transaction.facts.undone_pairs(scope, Actor.CONSOLIDATION)
     pairs = [pair for pair in pairs if pair.ids not in undone]
     run.report.pairs_proposed += len(pairs)

@@ -22,7 +22,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypedDict, TypeVar
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -44,13 +44,6 @@ log = logging.getLogger(__name__)
 
 Refill = Callable[[LanceFactIndex], Awaitable[object]]
 T = TypeVar("T")
-
-
-class OpenOptions(TypedDict):
-    """How :meth:`LanceFactIndex.open` opens the index, and each replacement of it."""
-
-    optimize_every: int
-    full_text_index: bool
 
 
 MOVED_ASIDE_SUFFIX = ".broken-"
@@ -83,14 +76,13 @@ class HealingIndex:
         *,
         dimension: int,
         refill: Refill,
-        optimize_every: int = 32,
         full_text_index: bool = False,
     ) -> None:
         self._index = index
         self.path = index.path
         self._dimension = dimension
         self._refill = refill
-        self._options = OpenOptions(optimize_every=optimize_every, full_text_index=full_text_index)
+        self._full_text_index = full_text_index
         self._heal_lock = asyncio.Lock()
         self._rebuild: asyncio.Task[None] | None = None
         self.rebuilds = 0
@@ -106,7 +98,6 @@ class HealingIndex:
         *,
         dimension: int,
         refill: Refill,
-        optimize_every: int = 32,
         full_text_index: bool = False,
         replace_broken: bool = True,
     ) -> HealingIndex:
@@ -119,17 +110,18 @@ class HealingIndex:
         directory = Path(path)
         await asyncio.to_thread(_remove_moved_aside_copies, directory)
         problem: VectorIndexError | None = None
-        options = OpenOptions(optimize_every=optimize_every, full_text_index=full_text_index)
         try:
-            index = await LanceFactIndex.open(directory, dimension=dimension, **options)
+            index = await LanceFactIndex.open(
+                directory, dimension=dimension, full_text_index=full_text_index
+            )
         except VectorIndexError as error:
             if not replace_broken:
                 raise VectorIndexError(
                     f"{error}; `mnemo reconcile` rebuilds it from the database"
                 ) from error
             problem = error
-            index = await _replace_folder(directory, dimension, options, error)
-        healing = cls(index, dimension=dimension, refill=refill, **options)
+            index = await _replace_folder(directory, dimension, full_text_index, error)
+        healing = cls(index, dimension=dimension, refill=refill, full_text_index=full_text_index)
         healing.needs_refill = problem is not None or await index.count() == 0
         if problem is not None:
             healing.replacements.append(str(problem))
@@ -176,7 +168,9 @@ class HealingIndex:
             if problem is None:
                 return False
             old = self._index
-            self._index = await _replace_folder(self.path, self._dimension, self._options, problem)
+            self._index = await _replace_folder(
+                self.path, self._dimension, self._full_text_index, problem
+            )
             self.replacements.append(str(problem))
             with contextlib.suppress(VectorIndexError, *LANCE_ERRORS):
                 await old.aclose()
@@ -288,7 +282,7 @@ class HealingIndex:
 
 
 async def _replace_folder(
-    path: Path, dimension: int, options: OpenOptions, problem: VectorIndexError
+    path: Path, dimension: int, full_text_index: bool, problem: VectorIndexError
 ) -> LanceFactIndex:
     """Move the broken folder aside, create an empty index in its place, delete the copy."""
     try:
@@ -298,7 +292,7 @@ async def _replace_folder(
             f"the vector index at {path} is unreadable and cannot be moved aside "
             f"({error.strerror}): delete it by hand, then run `mnemo reconcile`"
         ) from error
-    index = await LanceFactIndex.open(path, dimension=dimension, **options)
+    index = await LanceFactIndex.open(path, dimension=dimension, full_text_index=full_text_index)
     await asyncio.to_thread(_delete, aside)
     log.warning(
         "vector index at %s was unreadable (%s): replaced by an empty one and rebuilding it "

@@ -35,8 +35,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
+from memory.embedding.base import normalise
 from memory.index.base import IndexedFact, ScoredFactId
-from memory.scope import RoomFilter, Scope
+from memory.scope import Scope
 
 FactIds = npt.NDArray[np.int64]
 Matrix = npt.NDArray[np.float32]
@@ -51,22 +52,13 @@ Change = Callable[["ScopeRows"], "ScopeRows"]
 class ScopeRows:
     """One scope's rows: ids, and their vectors scaled to unit length (zero rows stay zero)."""
 
-    owner: str
-    rooms: RoomFilter
+    scope: Scope
     fact_ids: FactIds
     unit_vectors: Matrix
 
     @classmethod
     def of(cls, scope: Scope, fact_ids: FactIds, vectors: Matrix) -> ScopeRows:
-        return cls(scope.owner, scope.visible_rooms(), fact_ids, unit_rows(vectors))
-
-    def selects(self, fact: IndexedFact) -> bool:
-        """Whether the scope's filter (``memory.index.filters.scope_where``) selects the row."""
-        if fact.owner != self.owner:
-            return False
-        if self.rooms.only is not None and fact.room != self.rooms.only:
-            return False
-        return self.rooms.exclude is None or fact.room != self.rooms.exclude
+        return cls(scope, fact_ids, normalise(vectors))
 
     def written(self, facts: Sequence[IndexedFact]) -> ScopeRows:
         """These rows after ``facts`` were written: the old rows of their ids gone, the new
@@ -76,7 +68,7 @@ class ScopeRows:
         kept = np.ones(len(self.fact_ids), dtype=bool)
         for fact in facts:
             kept &= self.fact_ids != fact.fact_id
-        added = [fact for fact in facts if self.selects(fact)]
+        added = [fact for fact in facts if self.scope.sees(fact.owner, fact.room)]
         if not added and kept.all():
             return self
         if not added:
@@ -86,7 +78,7 @@ class ScopeRows:
         return replace(
             self,
             fact_ids=np.concatenate([self.fact_ids[kept], added_ids]),
-            unit_vectors=np.concatenate([self.unit_vectors[kept], unit_rows(vectors)]),
+            unit_vectors=np.concatenate([self.unit_vectors[kept], normalise(vectors)]),
         )
 
     def without(self, removed: FactIds) -> ScopeRows:
@@ -171,7 +163,7 @@ class ScopeVectorCache:
         """Rows of these owners may have been added or replaced (a write that failed)."""
         self._written(None)
         changed = set(owners)
-        self._drop([key for key, entry in self._entries.items() if entry.owner in changed])
+        self._drop([key for key, entry in self._entries.items() if entry.scope.owner in changed])
 
     def facts_removed(self, fact_ids: Iterable[int]) -> None:
         """These rows were deleted."""
@@ -218,11 +210,3 @@ class ScopeVectorCache:
             entry = self._entries.pop(key, None)
             if entry is not None:
                 self._rows -= len(entry.fact_ids)
-
-
-def unit_rows(vectors: Matrix) -> Matrix:
-    """Each row scaled to unit length (zero rows stay zero)."""
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    result: Matrix = (vectors / norms).astype(np.float32)
-    return result

@@ -113,6 +113,16 @@ class AssistantTurn:
         return ChatMessage("assistant", self.text, tool_calls=self.tool_calls)
 
 
+def tool_definition(tool: ToolSpec) -> dict[str, Any]:
+    """The tool as OpenAI-compatible servers and Ollama alike take it (``tools``)."""
+    function = {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": dict(tool.parameters_schema),
+    }
+    return {"type": "function", "function": function}
+
+
 def tool_result(call: ToolCall, content: str) -> ChatMessage:
     """The message that gives ``content`` back to the model as the result of ``call``."""
     return ChatMessage("tool", content, tool_call=call)

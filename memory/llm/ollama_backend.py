@@ -38,6 +38,7 @@ from memory.llm.base import (
     ToolsNotSupported,
     ToolSpec,
     WrongProvider,
+    tool_definition,
 )
 from memory.llm.text_tool_calls import calls_in_text
 from memory.text import valid_data, valid_text
@@ -66,15 +67,6 @@ def chat_message(message: ChatMessage) -> dict[str, Any]:
 
 def chat_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
     return [chat_message(message) for message in messages]
-
-
-def tool_definition(tool: ToolSpec) -> dict[str, Any]:
-    function = {
-        "name": tool.name,
-        "description": tool.description,
-        "parameters": dict(tool.parameters_schema),
-    }
-    return {"type": "function", "function": function}
 
 
 def missing_model_error(model: str, host: str, error: ollama.ResponseError) -> ModelNotFound:

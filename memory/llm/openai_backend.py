@@ -21,7 +21,6 @@ import json
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -40,6 +39,7 @@ from memory.llm.base import (
     ToolsNotSupported,
     ToolSpec,
     WrongProvider,
+    tool_definition,
 )
 from memory.llm.openai_stream import StreamedAnswer
 from memory.llm.text_tool_calls import calls_in_text
@@ -70,50 +70,8 @@ def message_body(message: ChatMessage) -> dict[str, Any]:
     return body
 
 
-def tool_definition(tool: ToolSpec) -> dict[str, Any]:
-    function = {
-        "name": tool.name,
-        "description": tool.description,
-        "parameters": dict(tool.parameters_schema),
-    }
-    return {"type": "function", "function": function}
-
-
 class _NothingReceived(Exception):
     """The server closed the connection before any of the answer arrived."""
-
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    """One call's settings, beside its messages."""
-
-    max_tokens: int
-    temperature: float | None = None
-    seed: int | None = None
-    json_schema: Mapping[str, Any] | None = None
-    tools: Sequence[ToolSpec] = ()
-
-
-def request_body(model: str, messages: Sequence[ChatMessage], request: Request) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "model": model,
-        "messages": [message_body(m) for m in messages],
-        "stream": False,
-        "max_tokens": request.max_tokens,
-    }
-    if request.temperature is not None:
-        body["temperature"] = request.temperature
-    if request.seed is not None:
-        body["seed"] = request.seed
-    json_schema, tools = request.json_schema, request.tools
-    if json_schema is not None:
-        body["response_format"] = {
-            "type": "json_schema",
-            "json_schema": {"name": SCHEMA_NAME, "schema": dict(json_schema)},
-        }
-    if tools:
-        body["tools"] = [tool_definition(tool) for tool in tools]
-    return body
 
 
 def error_detail(response: httpx.Response) -> str:
@@ -241,11 +199,10 @@ class OpenAILanguageModel:
         json_schema: Mapping[str, Any] | None = None,
         temperature: float | None = None,
     ) -> str:
-        request = self._request(kind, temperature, json_schema=json_schema)
-        payload = await self._post(request_body(self._model, messages, request))
+        payload = await self._post(self._body(messages, kind, temperature, json_schema=json_schema))
         text = reply_text(payload)
         if was_cut(payload):
-            raise AnswerCut(kind, request.max_tokens, text)
+            raise AnswerCut(kind, self._budgets.for_kind(kind), text)
         return text
 
     async def complete_with_tools(
@@ -255,23 +212,40 @@ class OpenAILanguageModel:
         *,
         temperature: float | None = None,
     ) -> AssistantTurn:
-        request = self._request(CallKind.REPLY, temperature, tools=tools)
-        payload = await self._post(request_body(self._model, messages, request))
+        payload = await self._post(self._body(messages, CallKind.REPLY, temperature, tools=tools))
         turn = assistant_turn(payload, tools)
         if was_cut(payload):
-            raise AnswerCut(CallKind.REPLY, request.max_tokens, turn.text)
+            raise AnswerCut(CallKind.REPLY, self._budgets.for_kind(CallKind.REPLY), turn.text)
         return turn
 
-    def _request(
+    def _body(
         self,
+        messages: Sequence[ChatMessage],
         kind: CallKind,
         temperature: float | None,
         *,
         json_schema: Mapping[str, Any] | None = None,
         tools: Sequence[ToolSpec] = (),
-    ) -> Request:
-        budget = self._budgets.for_kind(kind)
-        return Request(budget, temperature, self._seed, json_schema, tools)
+    ) -> dict[str, Any]:
+        """The request body of one call, with ``kind``'s token budget."""
+        body: dict[str, Any] = {
+            "model": self._model,
+            "messages": [message_body(m) for m in messages],
+            "stream": False,
+            "max_tokens": self._budgets.for_kind(kind),
+        }
+        if temperature is not None:
+            body["temperature"] = temperature
+        if self._seed is not None:
+            body["seed"] = self._seed
+        if json_schema is not None:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": SCHEMA_NAME, "schema": dict(json_schema)},
+            }
+        if tools:
+            body["tools"] = [tool_definition(tool) for tool in tools]
+        return body
 
     async def _post(self, body: dict[str, Any]) -> Any:
         url = f"{self._base_url}/chat/completions"
@@ -291,8 +265,7 @@ class OpenAILanguageModel:
         tools: Sequence[ToolSpec] = (),
         temperature: float | None = None,
     ) -> AssistantTurn:
-        request = self._request(CallKind.REPLY, temperature, tools=tools)
-        body = {**request_body(self._model, messages, request), "stream": True}
+        body = {**self._body(messages, CallKind.REPLY, temperature, tools=tools), "stream": True}
         async with self._transport_errors():
             try:
                 answer = await self._stream_once(body, on_text, tools)
@@ -307,7 +280,7 @@ class OpenAILanguageModel:
         payload = answer.payload()
         turn = assistant_turn(payload, tools) if tools else AssistantTurn(reply_text(payload))
         if was_cut(payload):
-            raise AnswerCut(CallKind.REPLY, request.max_tokens, turn.text)
+            raise AnswerCut(CallKind.REPLY, self._budgets.for_kind(CallKind.REPLY), turn.text)
         return turn
 
     async def _stream_once(

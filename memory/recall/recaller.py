@@ -75,11 +75,6 @@ class Recaller:
         recalled, _ = await self._recall(scope, query, lookup=True, also=nothing)
         return recalled
 
-    async def overview(self, scope: Scope) -> list[RecalledFact]:
-        """The newest ``overview_limit`` active facts of ``scope``, newest first (score 1)."""
-        async with self._store.read() as transaction:
-            return await self._overview_in(transaction, scope)
-
     async def for_message(self, scope: Scope, text: str) -> list[RecalledFact]:
         """Everything for "what do you know about me?", lookup for other questions and
         recall requests, passive recall for everything else."""
@@ -119,6 +114,7 @@ class Recaller:
         return recalled[: self.settings.top_k], extra
 
     async def _overview_in(self, transaction: StoreTransaction, scope: Scope) -> list[RecalledFact]:
+        """The newest ``overview_limit`` active facts of ``scope``, newest first (score 1)."""
         facts = await transaction.facts.list_in_scope(
             scope, limit=self.settings.overview_limit, newest_first=True
         )

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime
+from types import SimpleNamespace as Inserted
 from typing import Any
 
 from sqlalchemy import (
@@ -16,7 +16,6 @@ from sqlalchemy import (
     bindparam,
     delete,
     exists,
-    func,
     insert,
     literal,
     or_,
@@ -26,23 +25,12 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.records import Answer, ConversationTurn, Role
-from memory.store.schema import MESSAGES, MessageRow, UTCDateTime
+from memory.store.schema import MESSAGES, MessageRow, UTCDateTime, record_of, rowcount
 
 
-def to_turn(row: MessageRow | Row[Any]) -> ConversationTurn:
-    """A turn from its ORM row or from a Core row of ``MESSAGES``."""
-    return ConversationTurn(
-        id=row.id,
-        room=row.room,
-        author=row.author,
-        role=Role(row.role),
-        text=row.text,
-        created_at=row.created_at,
-        platform_message_id=row.platform_message_id,
-        author_name=row.author_name,
-        audience=row.audience,
-        answer_to=row.answer_to,
-    )
+def to_turn(row: MessageRow | Row[Any] | Inserted) -> ConversationTurn:
+    """A turn from its ORM row, a Core row of ``MESSAGES`` or the values just inserted."""
+    return record_of(ConversationTurn, row, role=Role(row.role))
 
 
 # The reply path's statements, built once: building a statement and its cache key costs the
@@ -99,38 +87,6 @@ RECENT_SHARED = {
 }
 
 
-def turn_values(turn: ConversationTurn) -> dict[str, Any]:
-    """The parameters of ``INSERT_TURN`` for a turn (its id is the database's)."""
-    return {
-        "room": turn.room,
-        "author": turn.author,
-        "role": turn.role.value,
-        "text": turn.text,
-        "created_at": turn.created_at,
-        "platform_message_id": turn.platform_message_id,
-        "author_name": turn.author_name,
-        "audience": turn.audience,
-        "answer_to": turn.answer_to,
-    }
-
-
-def answer_values(answer: Answer) -> dict[str, Any]:
-    """The parameters of ``INSERT_ANSWER``."""
-    return {
-        "room": answer.room,
-        "author": answer.author,
-        "text": answer.text,
-        "created_at": answer.created_at,
-        "answer_to": answer.answer_to,
-        "audience": answer.audience,
-    }
-
-
-def person_turn_values(room: str, author: str, platform_message_id: str) -> dict[str, Any]:
-    """The parameters of ``PERSON_TURN``."""
-    return {"room": room, "author": author, "platform_message_id": platform_message_id}
-
-
 class TurnRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
@@ -149,34 +105,39 @@ class TurnRepository:
         answer_to: int | None = None,
     ) -> ConversationTurn:
         """``answer_to``: the person's turn a bot answer replies to (erased with it)."""
-        turn = ConversationTurn(
-            id=0,
-            room=room,
-            author=author,
-            role=role,
-            text=text,
-            created_at=created_at,
-            platform_message_id=platform_message_id,
-            author_name=author_name,
-            audience=audience,
-            answer_to=answer_to,
-        )
-        result = await self.session.execute(INSERT_TURN, turn_values(turn))
-        return replace(turn, id=int(result.scalar_one()))
+        values = {
+            "room": room,
+            "author": author,
+            "role": role.value,
+            "text": text,
+            "created_at": created_at,
+            "platform_message_id": platform_message_id,
+            "author_name": author_name,
+            "audience": audience,
+            "answer_to": answer_to,
+        }
+        result = await self.session.execute(INSERT_TURN, values)
+        return to_turn(Inserted(id=int(result.scalar_one()), **values))
 
     async def add_answer(self, answer: Answer) -> bool:
         """The bot's answer; nothing if the person's turn it answers is gone (forgotten while
         the answer was composed). One statement, so no forget slips between the check and
         the insert."""
-        values = answer_values(answer)
-        result = await self.session.execute(INSERT_ANSWER, values)
-        return int(getattr(result, "rowcount", 0) or 0) == 1
+        values = {
+            "room": answer.room,
+            "author": answer.author,
+            "text": answer.text,
+            "created_at": answer.created_at,
+            "answer_to": answer.answer_to,
+            "audience": answer.audience,
+        }
+        return rowcount(await self.session.execute(INSERT_ANSWER, values)) == 1
 
     async def person_turn(
         self, room: str, author: str, platform_message_id: str
     ) -> ConversationTurn | None:
         """The person's turn with this platform id in this room, if it was stored."""
-        values = person_turn_values(room, author, platform_message_id)
+        values = {"room": room, "author": author, "platform_message_id": platform_message_id}
         row = (await self.session.execute(PERSON_TURN, values)).one_or_none()
         return None if row is None else to_turn(row)
 
@@ -232,28 +193,12 @@ class TurnRepository:
             update(MessageRow).where(MessageRow.id == turn_id).values(text=text)
         )
 
-    async def erase_one(self, turn_id: int) -> None:
-        await self.session.execute(delete(MessageRow).where(MessageRow.id == turn_id))
-
     async def erase_of(self, room: str, author: str) -> int:
         """Erase ``author``'s turns in ``room`` and the bot's answers to them."""
         result = await self.session.execute(
             delete(MessageRow).where(MessageRow.room == room, MessageRow.author == author)
         )
-        return int(getattr(result, "rowcount", 0) or 0)
-
-    async def recent_speakers(self, *, limit: int) -> list[tuple[str, str]]:
-        """The (person, room) pairs of the last ``limit`` people to speak, most recent first:
-        the rooms as their messages' scopes name them (a DM: the platform's DM room)."""
-        query = (
-            select(MessageRow.author, MessageRow.room)
-            .where(MessageRow.role == Role.USER.value, MessageRow.author.is_not(None))
-            .group_by(MessageRow.author, MessageRow.room)
-            .order_by(func.max(MessageRow.id).desc())
-            .limit(limit)
-        )
-        rows = (await self.session.execute(query)).all()
-        return [(str(author), str(room)) for author, room in rows]
+        return rowcount(result)
 
     async def authors_in(self, room: str) -> list[str]:
         """Everyone with a turn in ``room``."""
@@ -264,4 +209,4 @@ class TurnRepository:
         result = await self.session.execute(
             delete(MessageRow).where(MessageRow.created_at < cutoff)
         )
-        return int(getattr(result, "rowcount", 0) or 0)
+        return rowcount(result)

@@ -42,7 +42,7 @@ from memory.records import (
     NewFact,
 )
 from memory.scope import Scope
-from memory.store.schema import FACT_EVENTS, FACTS, FactEventRow, FactRow
+from memory.store.schema import FACT_EVENTS, FACTS, FactEventRow, FactRow, record_of
 
 
 def utc_now() -> datetime:
@@ -70,41 +70,11 @@ def in_visible_rooms(scope: Scope, room: ColumnElement[str] | Mapped[str]) -> Co
 
 def to_fact(row: FactRow | Row[Any] | Inserted) -> Fact:
     """A fact from its ORM row, a Core row of ``FACTS`` or the values just inserted."""
-    return Fact(
-        id=row.id,
-        owner=row.owner,
-        room=row.room,
-        text=row.text,
-        category=row.category,
-        status=FactStatus(row.status),
-        source=FactSource(row.source),
-        created_at=row.created_at,
-        valid_from=row.valid_from,
-        valid_to=row.valid_to,
-        superseded_by=row.superseded_by,
-        source_message_id=row.source_message_id,
-        embedding_model=row.embedding_model,
-    )
+    return record_of(Fact, row, status=FactStatus(row.status), source=FactSource(row.source))
 
 
 def to_event(row: FactEventRow | Row[Any] | Inserted) -> FactEvent:
-    return FactEvent(
-        id=row.id,
-        owner=row.owner,
-        room=row.room,
-        fact_id=row.fact_id,
-        related_fact_id=row.related_fact_id,
-        proposed_action=row.proposed_action,
-        proposed_target=row.proposed_target,
-        final_action=Action(row.final_action),
-        guard=row.guard,
-        old_text=row.old_text,
-        new_text=row.new_text,
-        actor=Actor(row.actor),
-        created_at=row.created_at,
-        undone_at=row.undone_at,
-        source_message_id=row.source_message_id,
-    )
+    return record_of(FactEvent, row, final_action=Action(row.final_action), actor=Actor(row.actor))
 
 
 @dataclass(frozen=True, slots=True)

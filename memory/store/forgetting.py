@@ -29,8 +29,8 @@ from sqlalchemy.orm import Mapped
 from memory.records import Action, Actor, FactStatus
 from memory.scope import Scope, ScopeMode
 from memory.store.facts import EventDraft, FactRepository, in_visible_rooms, visible_in
-from memory.store.pending import PendingWriteRepository, rowcount
-from memory.store.schema import FactEventRow, FactRow, MessageRow, PendingWriteRow
+from memory.store.pending import PendingWriteRepository
+from memory.store.schema import FactEventRow, FactRow, MessageRow, PendingWriteRow, rowcount
 
 Source = tuple[str, str]  # (room, platform message id)
 

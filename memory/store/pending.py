@@ -8,15 +8,19 @@ where one process owns the data folder).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import replace
 from datetime import datetime
+from types import SimpleNamespace as Inserted
 from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    Integer,
     Row,
+    String,
     and_,
+    bindparam,
     delete,
     exists,
     func,
@@ -32,36 +36,28 @@ from sqlalchemy.orm import aliased
 from memory.records import PendingWrite
 from memory.scope import Scope
 from memory.store.facts import in_visible_rooms
-from memory.store.people_lock import try_lock_person
-from memory.store.schema import PENDING_WRITES, PendingWriteRow
+from memory.store.people_lock import shares_database, try_lock_person
+from memory.store.schema import (
+    PENDING_WRITES,
+    PendingWriteRow,
+    UTCDateTime,
+    record_of,
+    rowcount,
+)
 
 
-def to_pending(row: PendingWriteRow | Row[Any]) -> PendingWrite:
-    """A queued write from its ORM row or from a Core row of ``PENDING_WRITES``."""
-    return PendingWrite(
-        id=row.id,
-        owner=row.owner,
-        room=row.room,
-        text=row.text,
-        message_time=row.message_time,
-        source_message_id=row.source_message_id,
-        attempts=row.attempts,
-        next_attempt_at=row.next_attempt_at,
-        last_error=row.last_error,
-        created_at=row.created_at,
-        claimed_by=row.claimed_by,
-        claimed_until=row.claimed_until,
-        corrects=row.corrects,
-    )
+def to_pending(row: PendingWriteRow | Row[Any] | Inserted) -> PendingWrite:
+    """A queued write from its ORM row, a Core row of ``PENDING_WRITES`` or the values just
+    inserted."""
+    return record_of(PendingWrite, row)
 
 
-def live_claim(now: datetime) -> ColumnElement[bool]:
-    return and_(PendingWriteRow.claimed_by.is_not(None), PendingWriteRow.claimed_until > now)
-
-
-def next_row(now: datetime, passing_error: str) -> ColumnElement[bool]:
-    """The row is its person's next to process: due, no live claim on the person, and every
-    earlier row of theirs not yet due and failed with an error that lets later rows pass."""
+def next_row() -> ColumnElement[bool]:
+    """The row is its person's next to process at ``:now``: due, no live claim on the person,
+    and every earlier row of theirs not yet due and failed with an error that starts with
+    ``:passing_error`` (it lets later rows pass); so at most one row of a person is."""
+    now = bindparam("now", type_=UTCDateTime())
+    passing_error = bindparam("passing_error", type_=String())
     other = aliased(PendingWriteRow)
     person_busy = exists().where(
         other.owner == PendingWriteRow.owner,
@@ -69,41 +65,29 @@ def next_row(now: datetime, passing_error: str) -> ColumnElement[bool]:
         other.claimed_until > now,
     )
     error = func.coalesce(other.last_error, "")
-    lets_pass = and_(other.next_attempt_at > now, error.startswith(passing_error, autoescape=True))
+    lets_pass = and_(
+        other.next_attempt_at > now,
+        func.substr(error, 1, func.length(passing_error)) == passing_error,
+    )
     earlier_waits = exists().where(
         other.owner == PendingWriteRow.owner, other.id < PendingWriteRow.id, not_(lets_pass)
     )
     return and_(PendingWriteRow.next_attempt_at <= now, ~person_busy, ~earlier_waits)
 
 
-def rowcount(result: object) -> int:
-    return int(getattr(result, "rowcount", 0) or 0)
-
-
-# Built once: every message a person sends queues one (see memory.store.conversation).
+# Built once, as a claim is made for every queued message and building the statement costs
+# more than SQLite takes to run it: the next rows of anyone but some people, oldest first,
+# and the next row of one person (again under the person's lock, on PostgreSQL).
+NEXT_ROWS = (
+    select(PENDING_WRITES)
+    .where(next_row(), PENDING_WRITES.c.owner.not_in(bindparam("skip_owners", expanding=True)))
+    .order_by(PENDING_WRITES.c.id)
+    .limit(bindparam("candidates", type_=Integer()))
+)
+NEXT_ROW_OF = select(PENDING_WRITES).where(next_row(), PENDING_WRITES.c.owner == bindparam("owner"))
+NEXT_ROW_OF_LOCKED = NEXT_ROW_OF.with_for_update(skip_locked=True, of=PENDING_WRITES)
+# Built once: every message a person sends queues one (see memory.store.intake).
 INSERT_PENDING = insert(PENDING_WRITES).returning(PENDING_WRITES.c.id)
-
-
-def pending_values(
-    scope: Scope,
-    text: str,
-    message_time: datetime,
-    now: datetime,
-    source_message_id: str | None,
-    corrects: bool,
-) -> dict[str, Any]:
-    """The parameters of ``INSERT_PENDING``: a new row, due at once."""
-    return {
-        "owner": scope.owner,
-        "room": scope.room,
-        "text": text,
-        "message_time": message_time,
-        "source_message_id": source_message_id,
-        "attempts": 0,
-        "next_attempt_at": now,
-        "created_at": now,
-        "corrects": corrects,
-    }
 
 
 class PendingWriteRepository:
@@ -120,24 +104,24 @@ class PendingWriteRepository:
         source_message_id: str | None = None,
         corrects: bool = False,
     ) -> PendingWrite:
-        """``corrects``: the row is an edit of the message ``source_message_id``."""
-        values = pending_values(scope, text, message_time, now, source_message_id, corrects)
+        """``corrects``: the row is an edit of the message ``source_message_id``; a new row,
+        due at once."""
+        values = {
+            "owner": scope.owner,
+            "room": scope.room,
+            "text": text,
+            "message_time": message_time,
+            "source_message_id": source_message_id,
+            "attempts": 0,
+            "next_attempt_at": now,
+            "last_error": None,
+            "created_at": now,
+            "claimed_by": None,
+            "claimed_until": None,
+            "corrects": corrects,
+        }
         pending_id = int((await self.session.execute(INSERT_PENDING, values)).scalar_one())
-        return PendingWrite(
-            id=pending_id,
-            owner=scope.owner,
-            room=scope.room,
-            text=text,
-            message_time=message_time,
-            source_message_id=source_message_id,
-            attempts=0,
-            next_attempt_at=now,
-            last_error=None,
-            created_at=now,
-            claimed_by=None,
-            claimed_until=None,
-            corrects=corrects,
-        )
+        return to_pending(Inserted(id=pending_id, **values))
 
     async def due(self, now: datetime, *, limit: int = 50) -> list[PendingWrite]:
         """Queued writes whose next attempt is due, oldest first."""
@@ -172,84 +156,48 @@ class PendingWriteRepository:
         *,
         now: datetime,
         until: datetime,
-        holds_back: Callable[[PendingWrite], bool],
-        owner: str | None = None,
-        skip_owners: Collection[str] = (),
-    ) -> PendingWrite | None:
-        """Claim the next row to process, or ``None``.
-
-        Per owner, rows are taken in order: an owner with a live claim is skipped, and a row
-        not yet due blocks the owner's later rows when ``holds_back`` says so (otherwise the
-        later rows may go first). ``owner`` limits the search to one person.
-        """
-        busy = select(PendingWriteRow.owner).where(live_claim(now))
-        # Core rows: every claim reads the whole queue but the busy people's, and under a
-        # burst that is hundreds of rows each time (ORM objects cost the event loop more).
-        query = select(PENDING_WRITES).where(PENDING_WRITES.c.owner.not_in(busy))
-        if owner is not None:
-            query = query.where(PENDING_WRITES.c.owner == owner)
-        if skip_owners:
-            query = query.where(PENDING_WRITES.c.owner.not_in(list(skip_owners)))
-        rows = (await self.session.execute(query.order_by(PENDING_WRITES.c.id))).all()
-        blocked: set[str] = set()
-        for row in rows:
-            if row.owner in blocked:
-                continue
-            pending = to_pending(row)
-            if pending.next_attempt_at > now:
-                if holds_back(pending):
-                    blocked.add(row.owner)
-                continue
-            if await self._take(row.id, worker, now=now, until=until):
-                return replace(pending, claimed_by=worker, claimed_until=until)
-            blocked.add(row.owner)
-        return None
-
-    async def claim_next_shared(
-        self,
-        worker: str,
-        *,
-        now: datetime,
-        until: datetime,
         passing_error: str,
         owner: str | None = None,
         skip_owners: Collection[str] = (),
         candidates: int = 16,
     ) -> PendingWrite | None:
-        """:meth:`claim_next` for a database several processes claim from (PostgreSQL).
+        """Claim the next row to process, or ``None``: of anyone but ``skip_owners``, or
+        ``owner``'s only.
 
-        Each person's next row is found in SQL (a row not yet due whose error starts with
-        ``passing_error`` lets the person's later rows go first: ``holds_back``'s "no"). For
-        each candidate person, oldest row first: their advisory lock (skipped if another
-        process holds it), then the row, found again with ``FOR UPDATE SKIP LOCKED`` now
-        that the lock is ours. Claims of one person are thereby taken one at a time across
-        all processes, and each sees the claims committed before it: never two live claims
-        of one person, their rows in order.
+        Per person, rows are taken in order (:func:`next_row`): a person with a live claim is
+        skipped, and a row not yet due blocks the person's later rows unless its error starts
+        with ``passing_error``. For each candidate person, oldest row first: their advisory
+        lock on PostgreSQL (skipped if another process holds it), then the row, found again
+        with ``FOR UPDATE SKIP LOCKED`` now that the lock is ours. Claims of one person are
+        thereby taken one at a time across all processes sharing the database, and each sees
+        the claims committed before it: never two live claims of one person, their rows in
+        order. On SQLite the one writer already takes them one at a time.
         """
-        query = select(PendingWriteRow.owner).where(next_row(now, passing_error))
-        if owner is not None:
-            query = query.where(PendingWriteRow.owner == owner)
-        if skip_owners:
-            query = query.where(PendingWriteRow.owner.not_in(list(skip_owners)))
-        ordered = query.order_by(PendingWriteRow.id).limit(candidates)
-        people = (await self.session.scalars(ordered)).all()
-        for person in people:
-            if not await try_lock_person(self.session, person):
-                continue
-            again = (
-                select(PendingWriteRow)
-                .where(next_row(now, passing_error), PendingWriteRow.owner == person)
-                .order_by(PendingWriteRow.id)
-                .limit(1)
-                .with_for_update(skip_locked=True, of=PendingWriteRow)
-            )
-            row = (await self.session.scalars(again)).first()
-            if row is None:
-                continue
-            pending = to_pending(row)
-            await self._take(row.id, worker, now=now, until=until)
-            return replace(pending, claimed_by=worker, claimed_until=until)
+        values: dict[str, object] = {"now": now, "passing_error": passing_error}
+        if owner is None:
+            query = NEXT_ROWS
+            values.update(skip_owners=list(skip_owners), candidates=candidates)
+        else:
+            query = NEXT_ROW_OF
+            values.update(owner=owner)
+        for candidate in (await self.session.execute(query, values)).all():
+            row = await self._locked_again(candidate, values)
+            if row is not None:
+                await self._take(row.id, worker, now=now, until=until)
+                return replace(to_pending(row), claimed_by=worker, claimed_until=until)
         return None
+
+    async def _locked_again(
+        self, candidate: Row[Any], values: dict[str, object]
+    ) -> Row[Any] | None:
+        """On PostgreSQL, the candidate's person locked and their next row read again under
+        the lock (None: another process has them); on SQLite, the candidate itself."""
+        if not shares_database(self.session):
+            return candidate
+        if not await try_lock_person(self.session, candidate.owner):
+            return None
+        again = {**values, "owner": candidate.owner}
+        return (await self.session.execute(NEXT_ROW_OF_LOCKED, again)).first()
 
     async def _take(self, pending_id: int, worker: str, *, now: datetime, until: datetime) -> bool:
         """Claim one row unless someone holds a live claim on it (checked in the UPDATE)."""

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pgvector.sqlalchemy import VECTOR
 from sqlalchemy import (
@@ -19,6 +20,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -177,3 +181,18 @@ FACTS = Base.metadata.tables[FactRow.__tablename__]
 FACT_EVENTS = Base.metadata.tables[FactEventRow.__tablename__]
 MESSAGES = Base.metadata.tables[MessageRow.__tablename__]
 PENDING_WRITES = Base.metadata.tables[PendingWriteRow.__tablename__]
+
+
+def rowcount(result: object) -> int:
+    """How many rows an UPDATE or DELETE changed."""
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+Record = TypeVar("Record", bound="DataclassInstance")
+
+
+def record_of(kind: type[Record], row: object, **converted: object) -> Record:
+    """The record ``kind`` of a row whose columns carry its fields' names (an ORM row, a
+    Core row, the values just inserted); ``converted`` are the fields read into their types."""
+    values = {field.name: getattr(row, field.name) for field in dataclasses.fields(kind)}
+    return kind(**(values | converted))

@@ -31,7 +31,7 @@ from memory.write.apply import (
     apply_writes,
     update_index,
 )
-from memory.write.candidates import find_candidates
+from memory.write.candidates import CALIBRATED_CANDIDATE_THRESHOLD, find_candidates
 from memory.write.combined import extract_and_decide, related_facts
 from memory.write.decision import DecisionOutcome, decide
 from memory.write.errors import UnusableModelOutput
@@ -57,9 +57,9 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class PipelineSettings:
-    candidate_threshold: float
-    candidate_limit: int
-    max_destructive_actions: int
+    candidate_threshold: float = CALIBRATED_CANDIDATE_THRESHOLD
+    candidate_limit: int = 5
+    max_destructive_actions: int = 3
     # Extract and decide in one call when the message finds known facts (memory.write.combined).
     decide_in_extraction: bool = True
 

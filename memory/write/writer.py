@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from memory.embedding.base import Embedder
@@ -34,7 +34,6 @@ from memory.records import Action, Actor, FactEvent, FactSource, PendingWrite
 from memory.scope import Scope, ScopeMode
 from memory.store import Accepted, EventDraft, Intake, Store, utc_now
 from memory.write.background_model import BackgroundModel
-from memory.write.candidates import CALIBRATED_CANDIDATE_THRESHOLD
 from memory.write.correction import plan_correction
 from memory.write.errors import UnusableModelOutput, WriteError
 from memory.write.extraction import ProposedFact
@@ -50,7 +49,7 @@ from memory.write.pipeline import (
     plan_message,
     plan_remembered,
 )
-from memory.write.queue import WriteQueue, queue_for
+from memory.write.queue import WriteQueue
 from memory.write.undo import UndoResult, undo_latest
 from memory.write.worker import QueueWorker
 
@@ -61,33 +60,19 @@ REMEMBERED_CATEGORY = "other"
 
 @dataclass(frozen=True)
 class WriteSettings:
-    candidate_threshold: float = CALIBRATED_CANDIDATE_THRESHOLD
-    candidate_limit: int = 5
-    max_destructive_actions: int = 3
-    # One model call extracts and decides when the message finds known facts.
-    decide_in_extraction: bool = True
+    pipeline: PipelineSettings = field(default_factory=PipelineSettings)
     retry_base_seconds: float = 30.0
     retry_max_seconds: float = 3600.0
     # Queued writes do not store the scope mode; this one is used when they are processed.
     scope_mode: ScopeMode = ScopeMode.USER_ROOM
     # How many people's writes the worker processes at once (each person's in order).
     worker_concurrency: int = 16
-    # At most this many of those writes' model calls at the server at once (its slots).
-    max_model_calls: int = 1
     # A claim older than this is taken as its worker's death: longer than any write takes.
     claim_lease_seconds: float = 900.0
     # On shutdown, how long the worker may finish queued writes before it is cut off.
     shutdown_grace_seconds: float = 5.0
     # False: this process only queues; other processes (``mnemo worker``) apply the writes.
     apply_queued: bool = True
-
-    def pipeline(self) -> PipelineSettings:
-        return PipelineSettings(
-            self.candidate_threshold,
-            self.candidate_limit,
-            self.max_destructive_actions,
-            self.decide_in_extraction,
-        )
 
     def retry_delay(self, attempts: int) -> timedelta:
         """Exponential backoff: base, 2x base, 4x base ... capped at the maximum."""
@@ -105,27 +90,24 @@ class MemoryWriter:
         settings: WriteSettings,
         *,
         clock: Callable[[], datetime] | None = None,
-        queue: WriteQueue | None = None,
         worker_id: str | None = None,
-        replies: Replies | None = None,
+        background_llm: LanguageModel | None = None,
     ) -> None:
+        """``background_llm``: the queue's model, whose calls give way to replies; the
+        composition root shares one with consolidation (one limit of calls at the server).
+        By default one call at a time that no reply waits for."""
         self._store = store
         self._index = index
         self._embedder = embedder
         self._settings = settings
         # A person waits for "remember" and undo: their model calls do not give way.
-        self._parts = WriteParts(store, index, embedder, llm, settings.pipeline())
+        self._parts = WriteParts(store, index, embedder, llm, settings.pipeline)
         # The queue's do: they are not sent while replies are in progress.
-        self._queue_parts = WriteParts(
-            store,
-            index,
-            embedder,
-            BackgroundModel(llm, replies or Replies(), max_calls=settings.max_model_calls),
-            settings.pipeline(),
-        )
+        background_llm = background_llm or BackgroundModel(llm, Replies())
+        self._queue_parts = WriteParts(store, index, embedder, background_llm, settings.pipeline)
         self._clock = clock or utc_now
         lease = timedelta(seconds=settings.claim_lease_seconds)
-        self._queue = queue or queue_for(store, lease=lease, clock=self._clock)
+        self._queue = WriteQueue(store, lease=lease, clock=self._clock)
         self.worker = QueueWorker(
             self._queue,
             self._process_claimed,

@@ -75,7 +75,7 @@ async def test_start_up_answers_at_once_while_queued_writes_wait_for_a_hanging_m
         for person in people:
             await tx.pending.enqueue(person, "I am a nurse.", message_time=START, now=START)
         await tx.pending.claim_next(
-            "dead-process", now=START, until=START + timedelta(days=1), holds_back=bool
+            "dead-process", now=START, until=START + timedelta(days=1), passing_error=""
         )
     await store.aclose()
 

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from memory.embedding import FastEmbedEmbedder, HashingEmbedder, cosine_similarity
-from memory.index import IndexedFact, InMemoryVectorIndex, LanceFactIndex, VectorIndex
+from memory.index import IndexedFact, LanceFactIndex, VectorIndex
 from memory.index.filters import scope_where, sql_string_literal
 from memory.records import NewFact
 from memory.scope import Scope
@@ -160,18 +160,6 @@ async def test_hostile_ids_match_only_their_own_rows(
     (own,) = await add_indexed(store, index, hostile, ["same text"], [vector])
     hits = await index.search(hostile, vector, limit=10)
     assert [hit.fact_id for hit in hits] == [own]
-
-
-async def test_memory_double_filters_scope_like_lance() -> None:
-    index = InMemoryVectorIndex()
-    vector = np.ones(4, dtype=np.float32)
-    await index.upsert(
-        [
-            IndexedFact(1, "console:alice", "console:room1", "a", vector, "m"),
-            IndexedFact(2, "console:bob", "console:room1", "b", vector, "m"),
-        ]
-    )
-    assert [hit.fact_id for hit in await index.search(ALICE_R1, vector, limit=5)] == [1]
 
 
 async def test_single_fact_writes_are_compacted_every_few_writes(tmp_path: Path) -> None:

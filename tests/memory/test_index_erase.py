@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.index import IndexedFact, InMemoryVectorIndex, LanceFactIndex
+from memory.index import IndexedFact, LanceFactIndex
 from memory.index.lance import TABLE_NAME
 from memory.scope import Scope
 from tests.memory.raw_bytes import files_containing
@@ -149,10 +149,3 @@ async def test_the_survivors_stay_searchable_after_reopening(tmp_path: Path) -> 
     (hit,) = await reopened.search(ALICE, _fact(8, "").vector, limit=1)
     assert hit.fact_id == 8
     await reopened.aclose()
-
-
-async def test_memory_double_erases_like_lance() -> None:
-    index = InMemoryVectorIndex()
-    await index.upsert([_fact(1, "a"), _fact(2, "b")])
-    await index.erase([1])
-    assert await index.indexed_models() == {2: "m"}

@@ -13,7 +13,7 @@ import pytest
 from memory.scope import Scope
 from memory.store import Store
 from memory.store.people_lock import lock_people
-from memory.write.queue import SharedWriteQueue
+from memory.write.queue import WriteQueue
 from tests.servers.postgres import PostgresServer
 
 ALICE = Scope("console:alice", "console:room")
@@ -69,7 +69,7 @@ async def test_a_claim_skips_a_person_another_process_is_changing(
     async with first.transaction() as transaction:
         for scope in (ALICE, BOB):
             await transaction.pending.enqueue(scope, "hello", message_time=NOW, now=NOW)
-    queue = SharedWriteQueue(second, lease=timedelta(minutes=15), clock=lambda: NOW)
+    queue = WriteQueue(second, lease=timedelta(minutes=15), clock=lambda: NOW)
     async with first.transaction() as transaction:
         await transaction.lock_people([ALICE.owner])  # e.g. a forget in progress
         claimed = await queue.claim("worker-b")

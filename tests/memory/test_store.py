@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sqlalchemy import URL, text
 
 from memory.errors import InvalidScopeError, StorageFullError
-from memory.records import Action, Actor, FactSource, FactStatus, NewFact, PendingWrite, Role
+from memory.records import Action, Actor, FactSource, FactStatus, NewFact, Role
 from memory.scope import Scope, ScopeMode
 from memory.store import EventDraft, Store
 from tests.memory.full_disk import fill_the_disk
@@ -179,6 +179,18 @@ async def test_user_mode_follows_the_person_but_keeps_dm_facts_out_of_groups(sto
     assert room_by_id == []
 
 
+async def test_scope_sees_what_the_sql_filter_selects(store: Store) -> None:
+    """The in-memory rule (the scope cache's) and the SQL draw the same lines."""
+    told = [ALICE_R1, ALICE_R2, ALICE_DM, BOB_R1]
+    async with store.transaction() as transaction:
+        facts = [await transaction.facts.add(scope, NewFact("a fact")) for scope in told]
+    for scope, mode in itertools.product(told, ScopeMode):
+        reader = scope.with_mode(mode)
+        async with store.read() as transaction:
+            selected = {fact.id for fact in await transaction.facts.list_in_scope(reader)}
+        assert selected == {fact.id for fact in facts if reader.sees(fact.owner, fact.room)}
+
+
 def test_scope_rejects_malformed_and_cross_platform_keys() -> None:
     with pytest.raises(InvalidScopeError):
         Scope("alice", "console:room")
@@ -212,10 +224,6 @@ async def test_turns_are_per_room_oldest_first_and_purged(store: Store) -> None:
         assert len(await transaction.turns.recent("console:room1", limit=10)) == 3
 
 
-def never_holds_back(pending: PendingWrite) -> bool:
-    return False
-
-
 async def test_pending_writes_claim_reschedule_and_complete(store: Store) -> None:
     now = datetime(2026, 1, 1, 12, tzinfo=UTC)
     lease = now + timedelta(minutes=15)
@@ -224,16 +232,12 @@ async def test_pending_writes_claim_reschedule_and_complete(store: Store) -> Non
             ALICE_R1, "I moved to Berlin", message_time=now, now=now, source_message_id="m1"
         )
     async with store.transaction() as transaction:
-        claimed = await transaction.pending.claim_next(
-            "w1", now=now, until=lease, holds_back=never_holds_back
-        )
+        claimed = await transaction.pending.claim_next("w1", now=now, until=lease, passing_error="")
         assert claimed is not None
         assert (claimed.id, claimed.claimed_by, claimed.claimed_until) == (queued.id, "w1", lease)
         # A live claim keeps everyone else off the row (and off Alice's later rows).
         assert (
-            await transaction.pending.claim_next(
-                "w2", now=now, until=lease, holds_back=never_holds_back
-            )
+            await transaction.pending.claim_next("w2", now=now, until=lease, passing_error="")
             is None
         )
         assert not await transaction.pending.reschedule(
@@ -248,7 +252,7 @@ async def test_pending_writes_claim_reschedule_and_complete(store: Store) -> Non
         assert (later.attempts, later.last_error, later.claimed_by) == (1, "LLM down", None)
         assert not await transaction.pending.complete_claimed(queued.id, "w1")  # released
         again = await transaction.pending.claim_next(
-            "w1", now=now + timedelta(minutes=1), until=lease, holds_back=never_holds_back
+            "w1", now=now + timedelta(minutes=1), until=lease, passing_error=""
         )
         assert again is not None and again.id == queued.id
         assert not await transaction.pending.complete_claimed(queued.id, "w2")
@@ -266,12 +270,12 @@ async def test_an_ended_lease_lets_another_worker_claim_and_start_up_releases_al
             ALICE_R1, "I moved to Berlin", message_time=now, now=now
         )
         await transaction.pending.claim_next(
-            "dead", now=now, until=now + timedelta(minutes=1), holds_back=never_holds_back
+            "dead", now=now, until=now + timedelta(minutes=1), passing_error=""
         )
     later = now + timedelta(minutes=2)
     async with store.transaction() as transaction:
         taken = await transaction.pending.claim_next(
-            "alive", now=later, until=later + timedelta(minutes=1), holds_back=never_holds_back
+            "alive", now=later, until=later + timedelta(minutes=1), passing_error=""
         )
         assert taken is not None and taken.claimed_by == "alive"
         assert not await transaction.pending.complete_claimed(queued.id, "dead")

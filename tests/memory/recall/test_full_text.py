@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.index import IndexedFact, InMemoryVectorIndex, LanceFactIndex, VectorIndex
+from memory.index import IndexedFact, LanceFactIndex, VectorIndex
 from memory.recall import FullTextIndex
 from memory.records import NewFact
 from memory.scope import Scope, ScopeMode
@@ -40,7 +40,6 @@ async def _add(store: Store, index: VectorIndex, *rows: tuple[Scope, str]) -> li
 def test_every_index_offers_full_text() -> None:
     assert issubclass(LanceFactIndex, FullTextIndex)
     assert issubclass(PgVectorIndex, FullTextIndex)
-    assert isinstance(InMemoryVectorIndex(), FullTextIndex)
 
 
 async def test_full_text_ranks_matches_within_scope(store: Store, index: SearchableIndex) -> None:
@@ -127,15 +126,6 @@ async def test_any_word_of_the_query_matches_as_with_bm25(
     (sister,) = await _add(store, index, (ALICE, "My sister is called Anna"))
     hits = await index.full_text_search(ALICE, "what is my sister's name?", limit=5)
     assert [hit.fact_id for hit in hits] == [sister]
-
-
-async def test_in_memory_double_scores_shared_words_in_scope() -> None:
-    double = InMemoryVectorIndex()
-    await double.upsert(
-        [_row(1, ALICE, "I play chess"), _row(2, BOB, "chess chess"), _row(3, ALICE, "tea")]
-    )
-    hits = await double.full_text_search(ALICE, "Chess, anyone?", limit=5)
-    assert [(hit.fact_id, hit.similarity) for hit in hits] == [(1, 1.0)]
 
 
 async def test_lance_builds_its_full_text_index_at_open_when_asked(tmp_path: Path) -> None:

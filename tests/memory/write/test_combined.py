@@ -15,6 +15,7 @@ from memory.llm import ChatMessage, ScriptedLanguageModel
 from memory.records import Action
 from memory.store import Store
 from memory.write import WriteSettings
+from memory.write.pipeline import PipelineSettings
 from memory.write.prompts import combined as combined_prompt
 from tests.memory.write.helpers import (
     ALICE,
@@ -182,7 +183,7 @@ async def test_switched_off_it_is_two_calls_again(
 ) -> None:
     await seed(store, index, embedder, ALICE, PARIS)
     llm = ScriptedLanguageModel([extracted("I live in Berlin"), decided((1, "UPDATE", 1))])
-    settings = WriteSettings(decide_in_extraction=False)
+    settings = WriteSettings(PipelineSettings(decide_in_extraction=False))
     writer = make_writer(store, index, embedder, llm, settings)
 
     await say(writer, ALICE, "I moved to Berlin")
@@ -231,7 +232,9 @@ async def test_an_add_is_used_only_if_the_facts_own_candidates_were_listed(
     llm = ScriptedLanguageModel(
         [combined(("I live in Berlin", "ADD", None)), decided((1, "UPDATE", 1))]
     )
-    writer = make_writer(store, index, embedder, llm, WriteSettings(candidate_limit=1))
+    writer = make_writer(
+        store, index, embedder, llm, WriteSettings(PipelineSettings(candidate_limit=1))
+    )
 
     await say(writer, ALICE, "I like chess, I play chess every Sunday and I moved to Berlin")
 

@@ -231,7 +231,6 @@ async def test_a_store_failure_in_the_background_is_logged_and_the_write_kept(
         raise StorageFullError("simulated: cannot read the queue")
 
     monkeypatch.setattr(PendingWriteRepository, "claim_next", unreadable)
-    monkeypatch.setattr(PendingWriteRepository, "claim_next_shared", unreadable)
     writer = MemoryWriter(store, index, embedder, ScriptedLanguageModel(), WriteSettings())
     await writer.accept(ALICE, "I have a cat", message_time=MESSAGE_TIME)
     await writer.drain()

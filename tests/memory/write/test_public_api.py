@@ -55,9 +55,9 @@ def test_writer_methods_and_parameters() -> None:
 def test_write_settings_defaults() -> None:
     settings = WriteSettings()
     assert (
-        settings.candidate_threshold,
-        settings.candidate_limit,
-        settings.max_destructive_actions,
+        settings.pipeline.candidate_threshold,
+        settings.pipeline.candidate_limit,
+        settings.pipeline.max_destructive_actions,
         settings.retry_base_seconds,
         settings.retry_max_seconds,
     ) == (0.3, 5, 3, 30.0, 3600.0)

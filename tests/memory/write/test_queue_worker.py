@@ -21,6 +21,7 @@ from memory.records import Action, PendingWrite
 from memory.scope import Scope
 from memory.store import Store
 from memory.write import MemoryWriter, WriteSettings
+from memory.write.background_model import BackgroundModel
 from memory.write.prompts.combined import message_of
 from tests.memory.write.gated import GatedLanguageModel, is_extraction, until
 from tests.memory.write.helpers import (
@@ -152,8 +153,9 @@ async def test_people_are_processed_side_by_side_up_to_the_limit_each_in_order(
 ) -> None:
     hung = gated()
     # A model server with several slots.
-    settings = WriteSettings(worker_concurrency=3, max_model_calls=3, shutdown_grace_seconds=0)
-    writer = MemoryWriter(store, index, embedder, hung, settings)
+    settings = WriteSettings(worker_concurrency=3, shutdown_grace_seconds=0)
+    slots = BackgroundModel(hung, Replies(), max_calls=3)
+    writer = MemoryWriter(store, index, embedder, hung, settings, background_llm=slots)
     people = [Scope(f"console:person{number}", "console:room1") for number in range(5)]
     await writer.accept(ALICE, "I live in Paris", message_time=MESSAGE_TIME)
     await writer.accept(ALICE, "I moved to Berlin", message_time=MESSAGE_TIME)
@@ -181,7 +183,8 @@ async def test_a_new_message_takes_a_free_slot_while_another_write_hangs(
         fallback=extract_and_add, held=lambda messages: messages[-1].content == "I live in Paris"
     )
     # A model server with two slots: one hung call leaves the other free.
-    writer = MemoryWriter(store, index, embedder, model, replace(NO_GRACE, max_model_calls=2))
+    slots = BackgroundModel(model, Replies(), max_calls=2)
+    writer = MemoryWriter(store, index, embedder, model, NO_GRACE, background_llm=slots)
     await writer.accept(ALICE, "I live in Paris", message_time=MESSAGE_TIME)
     await until(lambda: model.waiting == ["I live in Paris"])
     await writer.accept(BOB, "I live in Rome", message_time=MESSAGE_TIME)
@@ -313,7 +316,8 @@ async def test_the_worker_sends_no_model_call_while_a_reply_is_in_progress(
     replies = Replies()
     model = gated()
     model.open()
-    writer = MemoryWriter(store, index, embedder, model, NO_GRACE, replies=replies)
+    background_llm = BackgroundModel(model, replies)
+    writer = MemoryWriter(store, index, embedder, model, NO_GRACE, background_llm=background_llm)
     with replies.reply():
         await writer.accept(ALICE, "I live in Paris", message_time=MESSAGE_TIME)
         await until(claimed(store))  # the worker has the row: its call waits at the gate

@@ -8,6 +8,7 @@ from memory.llm import ScriptedLanguageModel
 from memory.records import Action, FactStatus
 from memory.store import Store
 from memory.write import WriteSettings
+from memory.write.pipeline import PipelineSettings
 from tests.memory.write.helpers import (
     ALICE,
     BOB,
@@ -125,7 +126,9 @@ async def test_sister_detail_is_kept_when_the_model_updates(
             decided((1, "UPDATE", 1)),
         ]
     )
-    writer = make_writer(store, index, embedder, llm, WriteSettings(candidate_threshold=0.4))
+    writer = make_writer(
+        store, index, embedder, llm, WriteSettings(PipelineSettings(candidate_threshold=0.4))
+    )
     await say(writer, ALICE, "I have a sister")
     await say(writer, ALICE, "She lives in Lyon, my sister")
 

@@ -1,4 +1,5 @@
-"""One FIFO lock per key (a person, an owner), dropped once nobody holds or waits for it."""
+"""One FIFO lock per key (a person): the core's intake locks, dropped once nobody holds or
+waits for one."""
 
 from __future__ import annotations
 
