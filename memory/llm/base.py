@@ -59,14 +59,15 @@ class TokenBudgets:
     """The most tokens the model may generate per call kind.
 
     The JSON budgets leave room for a message with many facts (about 30 tokens a fact, 15 a
-    decision); a reply of 1,024 tokens is some 700 words.
+    decision) and for a judge batch of ten pairs (up to 50 tokens a verdict, as a server
+    indents its JSON); a reply of 1,024 tokens is some 700 words.
     """
 
     reply: int = 1024
     extraction: int = 512
     decision: int = 384
     search_decision: int = 192
-    judge: int = 256
+    judge: int = 640
 
     def for_kind(self, kind: CallKind) -> int:
         budget: int = getattr(self, kind.value)
