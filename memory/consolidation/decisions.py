@@ -16,6 +16,7 @@ from memory.consolidation.judge_prompt import JudgeResponse, PairJudgement
 from memory.consolidation.pairs import CandidatePair
 from memory.records import Fact, FactStatus
 from memory.write.normalise import normalise_text
+from memory.write.relations import about_other_people
 
 Side = Literal["A", "B"]
 
@@ -23,6 +24,7 @@ GUARD_TEXT_EQUAL = "normalised_text_equal"
 GUARD_SURVIVOR_BY_LENGTH = "survivor_by_length"
 GUARD_DETAIL_SIDE_MISSING = "detail_side_missing"
 GUARD_NO_VERDICT = "no_verdict"
+GUARD_OTHER_PERSON = "other_person"
 
 
 class Verdict(StrEnum):
@@ -79,6 +81,9 @@ def decide(pair: CandidatePair, judgement: PairJudgement | None) -> MergeDecisio
     raw = (judgement.verdict, judgement.keep)
     if verdict is Verdict.DIFFERENT:
         return MergeDecision(pair, verdict, None, *raw, None)
+    if about_other_people(pair.newer.text, pair.older.text):
+        # "I drive a Toyota" / "My wife drives a Toyota": two people, never one fact.
+        return MergeDecision(pair, Verdict.DIFFERENT, None, *raw, GUARD_OTHER_PERSON)
     if verdict is Verdict.REPLACES:
         # A is older by construction, so the newer value B survives.
         return MergeDecision(pair, verdict, "B", *raw, None)

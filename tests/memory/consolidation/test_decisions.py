@@ -45,6 +45,21 @@ def test_adds_detail_without_a_side_merges_nothing() -> None:
     assert decision.proposed_verdict == "adds_detail"
 
 
+@pytest.mark.parametrize("verdict", ["same", "replaces", "adds_detail"])
+def test_facts_about_two_people_are_never_merged(verdict: str) -> None:
+    # What both real models answered for this pair of the shipped pairs file.
+    mine = fact(20, "I drive a Toyota Corolla", 1)
+    wifes = fact(21, "My wife drives a Toyota Corolla", 2)
+    judged = PairJudgement(pair=1, verdict=verdict, keep="B")
+    decision = decide(CandidatePair(mine, wifes, 0.83), judged)
+    assert (decision.verdict, decision.retired, decision.guard) == (
+        Verdict.DIFFERENT,
+        None,
+        "other_person",
+    )
+    assert decision.proposed_verdict == verdict
+
+
 def test_replaces_always_keeps_the_newer_and_supersedes() -> None:
     decision = decide(PAIR, PairJudgement(pair=1, verdict="replaces", keep="A"))
     assert (decision.survivor, decision.retired) == (LONG, SHORT)
