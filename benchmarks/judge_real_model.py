@@ -16,7 +16,6 @@ real run only pairs above the candidate threshold reach the judge; all are sent 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
 import random
@@ -25,6 +24,7 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
+from benchmarks.real_model import server_arguments
 from memory.calibration.pairs import LabelledPair, default_pairs_path, load_pairs
 from memory.consolidation.decisions import MergeDecision, Verdict, decisions_for_batch
 from memory.consolidation.judge import JudgeReplyInvalid, judge_batch
@@ -114,9 +114,7 @@ def report(model: str, tallies: dict[str, Counter[str]], seconds: list[float]) -
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--base-url", default="http://127.0.0.1:18435/v1")
-    parser.add_argument("--model", default="qwen2.5-coder-0.5b-instruct")
+    parser = server_arguments(__doc__ or "")
     arguments = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     pairs = load_pairs(default_pairs_path())

@@ -18,7 +18,6 @@ drops the pronoun. An answer that names the fact without a pronoun counts as nei
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
 import re
@@ -29,8 +28,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from benchmarks.real_model import config, server_arguments
 from bot.app import Application, build_application
-from bot.config import Config
 from bot.messages import IncomingMessage
 from memory.indexing import index_facts
 from memory.records import NewFact
@@ -110,22 +109,6 @@ def voice(answer: str, question: Question) -> str:
     return "neither"
 
 
-def config(data_dir: Path, base_url: str, model: str) -> Config:
-    return Config.model_validate(
-        {
-            "storage": {"data_dir": str(data_dir)},
-            "llm": {
-                "provider": "openai",
-                "base_url": base_url,
-                "model": model,
-                "timeout_seconds": 600,
-            },
-            "memory": {"reranker_model": ""},
-            "chat": {"stream_replies": False},
-        }
-    )
-
-
 async def ask(app: Application, number: int, question: Question) -> str:
     """Store the fact as Alice's (a person of her own per question), then ask about it."""
     user = f"matrix:alice{number}"
@@ -173,9 +156,7 @@ async def run(base_url: str, model: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--base-url", default="http://127.0.0.1:18435/v1")
-    parser.add_argument("--model", default="qwen2.5-coder-0.5b-instruct")
+    parser = server_arguments(__doc__ or "")
     arguments = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     asyncio.run(run(arguments.base_url, arguments.model))

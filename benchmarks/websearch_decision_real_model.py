@@ -22,13 +22,13 @@ about casinos, "resolved" when one names Paris.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from benchmarks.real_model import server_arguments
 from bot.websearch import GroupRoom, SearxngAdvisor, SearxngClient
 from bot.websearch.decision_prompt import clean_queries
 from memory.llm.openai_backend import OpenAILanguageModel
@@ -140,9 +140,7 @@ async def run(base_url: str, model_name: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--base-url", default="http://127.0.0.1:18435/v1")
-    parser.add_argument("--model", default="qwen2.5-coder-0.5b-instruct")
+    parser = server_arguments(__doc__ or "")
     arguments = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     asyncio.run(run(arguments.base_url, arguments.model))
