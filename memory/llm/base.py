@@ -59,8 +59,8 @@ class TokenBudgets:
     """The most tokens the model may generate per call kind.
 
     The JSON budgets leave room for a message with many facts (about 30 tokens a fact, 15 a
-    decision) and for a judge batch of ten pairs (up to 50 tokens a verdict, as a server
-    indents its JSON); a reply of 1,024 tokens is some 700 words.
+    decision) and for a judge batch of ten pairs, whose verdicts a server may indent; a reply
+    of 1,024 tokens is some 700 words.
     """
 
     reply: int = 1024
