@@ -7,7 +7,8 @@ starts.
 only what every version measured has: ``Config``, ``build_application``, ``core.catch_up``
 and the console adapter's ``ConsoleSession.send``. The bot talks to the model through a
 recording proxy on 127.0.0.1, which forwards every request to ``--base-url`` as it comes and
-its answer as it comes (streamed or not), and reads llama-server's ``timings`` of each
+its answer as it comes (streamed or not), closes a request at the server when the bot closes
+it (a cancelled background call), and reads llama-server's ``timings`` of each
 reply call (``prompt_n``: prompt tokens read; ``cache_n``: kept from its cache) and when its
 first token went by. It prints one JSON line with the results; the rest goes to stderr.
 """
@@ -16,14 +17,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import http.client
 import io
 import json
 import logging
+import select
+import socket
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
+import urllib.parse
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -108,7 +112,34 @@ def has_token(line: bytes) -> bool:
     )
 
 
+def closed_by_client(client: socket.socket) -> bool:
+    """True once the bot has closed its side (it sends nothing after the request)."""
+    try:
+        readable, _, _ = select.select([client], [], [], 0.1)
+        return bool(readable) and client.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
+
+
+def pass_on_close(client: socket.socket, upstream: http.client.HTTPConnection) -> threading.Event:
+    """Close the request to the server when the bot closes its request to the proxy, as the
+    bot would without the proxy: a cancelled background call stops the server's work then."""
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            if closed_by_client(client):
+                if upstream.sock is not None:
+                    upstream.sock.shutdown(socket.SHUT_RDWR)
+                return
+
+    threading.Thread(target=watch, daemon=True).start()
+    return done
+
+
 def proxy(upstream: str, recorder: Recorder) -> ThreadingHTTPServer:
+    target = urllib.parse.urlsplit(upstream)
+
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             self._forward(None)
@@ -123,16 +154,24 @@ def proxy(upstream: str, recorder: Recorder) -> ThreadingHTTPServer:
                 stream=bool(body.get("stream")),
                 started=time.monotonic(),
             )
-            request = urllib.request.Request(
-                upstream.rstrip("/") + self.path.removeprefix("/v1"),
-                data=data,
-                headers={"Content-Type": "application/json"},
-                method=self.command,
-            )
+            host = target.hostname or "127.0.0.1"
+            connection = http.client.HTTPConnection(host, target.port, timeout=900)
+            done = pass_on_close(self.connection, connection)
             try:
-                answer = urllib.request.urlopen(request, timeout=900)
-            except urllib.error.HTTPError as error:
-                answer = error
+                path = target.path.rstrip("/") + self.path.removeprefix("/v1")
+                headers = {"Content-Type": "application/json"}
+                connection.request(self.command, path, body=data, headers=headers)
+                self._relay(connection.getresponse(), call)
+            except OSError:
+                return  # the bot went away (a cancelled call) or the server did
+            finally:
+                done.set()
+                connection.close()
+            if "messages" in body:
+                with recorder.lock:
+                    recorder.calls.append(call)
+
+        def _relay(self, answer: http.client.HTTPResponse, call: Call) -> None:
             self.send_response(answer.status)
             self.send_header("Content-Type", answer.headers.get("Content-Type", "application/json"))
             self.send_header("Connection", "close")
@@ -146,9 +185,6 @@ def proxy(upstream: str, recorder: Recorder) -> ThreadingHTTPServer:
                 self.wfile.write(line)
                 self.wfile.flush()
             self.close_connection = True
-            if "messages" in body:
-                with recorder.lock:
-                    recorder.calls.append(call)
 
         def log_message(self, format: str, *args: Any) -> None:
             return None
