@@ -235,7 +235,7 @@ class Bench:
 
     async def ask(self, text: str) -> dict[str, float | None]:
         """Alice says ``text``; when her answer's first text showed, and the model's first
-        token of it went by, after she sent it (ms)."""
+        token of it went by, after she sent it (ms); the prompt tokens the server read."""
         self.screen.first_write = None
         before = len(self.recorder.calls)
         start = time.monotonic()
@@ -246,6 +246,8 @@ class Bench:
         return {
             "visible_ms": None if shown is None else (shown - start) * 1000,
             "token_ms": None if token is None else (token - start) * 1000,
+            "prompt_n": replies[-1].prompt_n if replies else None,
+            "cache_n": replies[-1].cache_n if replies else None,
         }
 
     async def queue_others(self, count: int) -> None:
