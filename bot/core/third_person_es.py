@@ -110,6 +110,12 @@ MASCULINE = frozenset(
     nombre hombre país color amor tren café cumpleaños poema drama dilema pijama tranvía
     """.split()  # noqa: SIM905
 )
+# Feminine nouns that take "el" in the singular, for their stressed first "a".
+STRESSED_A = frozenset(
+    """
+    agua alma águila hambre aula área arma hacha hada ala arpa ancla asma haba habla alga
+    """.split()  # noqa: SIM905
+)
 ARTICLES = {("m", False): "el", ("f", False): "la", ("m", True): "los", ("f", True): "las"}
 
 
@@ -161,7 +167,7 @@ def possessive(words: list[str], name: str) -> str | None:
     if len(genders) != 1:
         return None
     [kind] = genders
-    if kind == "f" and words[0] == "Mi" and re.match(r"h?[aá]", noun[0]):
+    if kind == "f" and words[0] == "Mi" and noun[0].lower() in STRESSED_A:
         return None  # "el agua", "el hambre"
     article = ARTICLES[(kind, words[0] == "Mis")]
     return " ".join([article.capitalize(), *noun, "de", name, *rest])
