@@ -24,7 +24,6 @@ IRREGULAR = {
     "juego": "juega",
     "huelo": "huele",
     "quepo": "cabe",
-    "río": "ríe",
 }
 # Endings of irregular first persons, prefixed verbs included: "mantengo", "supongo".
 ENDINGS = (

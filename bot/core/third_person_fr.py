@@ -92,7 +92,7 @@ def possessive(words: list[str], name: str) -> str | None:
         return None
     if noun[0][0].lower() == "h":
         return None  # "le héros" but "l'histoire": the spelling does not say which
-    if article == "le" and VOWEL.match(noun[0]):
+    if article == "le" and VOWEL.match(noun[0]) and noun[0][0].lower() != "y":  # "le yacht"
         article = "l'"
     return join([article.capitalize(), *noun, with_owner(name), *rest])
 
