@@ -68,7 +68,11 @@ def split(text: str) -> list[str]:
 
 
 def join(words: list[str]) -> str:
-    return " ".join(words).replace("' ", "'")
+    """The words as a sentence, an elided "s'" or "d'" joined to the next word."""
+    text = ""
+    for word in words:
+        text += word if re.search(r"(?:^|\s)[cdjlmnst]'$", text, re.IGNORECASE) else f" {word}"
+    return text.strip()
 
 
 def in_first_person(words: list[str]) -> bool:

@@ -60,6 +60,7 @@ GERMAN = [
 FRENCH = [
     ("Je cuisine tous les soirs", "Alice cuisine tous les soirs"),
     ("J'adore le ski", "Alice adore le ski"),
+    ("J'aime le mot 'chat' aussi", "Alice aime le mot 'chat' aussi"),
     ("J’adore le ski", "Alice adore le ski"),
     ("Je dors peu", "Alice dort peu"),
     ("Je finis tard le vendredi", "Alice finit tard le vendredi"),
