@@ -3,17 +3,25 @@
 Listed as the person said them ("- I live in Paris"), a small model took the facts for its
 own voice or for what the person just said, and answered as that person. So the block is
 headed, in the person's language, as notes about them from earlier conversations, and each
-fact is about the person by name: English facts rewritten in the third person ("Alice lives
-in Paris"), others quoted with the name ("Alice said: ...").
+fact is about the person by name: rewritten in the third person by its language's rules
+("Alice lives in Paris", "Alice wohnt in Berlin"), or, where those rules do not cover it,
+quoted with the name ("Alice said: ...").
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from bot.core import (
+    third_person,
+    third_person_de,
+    third_person_es,
+    third_person_fr,
+    third_person_it,
+    third_person_ru,
+)
 from bot.core.language import guess_language
-from bot.core.third_person import about
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +70,19 @@ LABELS = {
 }
 
 
+# Each language's rewriting of a first-person fact about the person, None where it stops.
+ABOUT: dict[str, Callable[[str, str], str | None]] = {
+    "en": third_person.about,
+    "de": third_person_de.about,
+    "fr": third_person_fr.about,
+    "es": third_person_es.about,
+    "it": third_person_it.about,
+    "ru": third_person_ru.about,
+}
+
+
 def fact_line(fact: str, name: str, labels: Labels) -> str:
-    rewritten = about(fact, name) if guess_language(fact) == "en" else None
+    rewritten = ABOUT[guess_language(fact)](fact, name)
     return "- " + (rewritten or labels.said.format(name=name, fact=fact))
 
 

@@ -1,8 +1,10 @@
 """A guess at the language a message is written in, from its most common words.
 
-Only for choosing which wording of the prompt's own labels to use: a wrong guess gives
+For choosing which wording of the prompt's own labels to use, where a wrong guess gives
 English labels, never a wrong answer, since the reply model answers in the person's language
-anyway. Languages: English, German, French, Spanish, Italian, and Russian by its script.
+anyway; and which language's rules put a recalled fact in the third person, where a wrong
+guess leaves the fact quoted, since each language's rules start from its own first-person
+words. Languages: English, German, French, Spanish, Italian, and Russian by its script.
 """
 
 from __future__ import annotations
@@ -33,5 +35,12 @@ def guess_language(text: str) -> str:
     scores = {
         language: sum(word in common for word in words) for language, common in COMMON_WORDS.items()
     }
-    best = max(scores, key=lambda language: scores[language])
-    return best if scores[best] > scores[DEFAULT] else DEFAULT
+    top = max(scores.values())
+    tied = [language for language, score in scores.items() if score == top and top > 0]
+    # A tie goes to the language of the first word that tells them apart: a short fact such
+    # as "Ich wohne in Leipzig" has one common word of German and one of English.
+    for word in words:
+        having = [language for language in tied if word in COMMON_WORDS[language]]
+        if having and len(having) < len(tied):
+            return having[0]
+    return DEFAULT if DEFAULT in tied or not tied else tied[0]

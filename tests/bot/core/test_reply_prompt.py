@@ -8,6 +8,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
+from bot.core.fact_block import fact_block
 from bot.core.reply_prompt import PROMPT_VERSION, ReplyContext, build_messages
 from bot.messages import QuotedMessage
 from memory.llm import ChatMessage
@@ -67,19 +68,41 @@ def test_the_web_tool_guide_is_there_only_when_the_tool_is_offered() -> None:
     assert "(tomorrow is 2026-11-30)" in offered
 
 
-def test_the_block_is_labelled_in_the_persons_language_and_quotes_other_languages() -> None:
+def test_the_block_is_labelled_in_the_persons_language_and_each_fact_is_about_them() -> None:
     context = ReplyContext(
         bot_name="Mnemo",
         person_name="Jonas",
         today=date(2026, 11, 29),
-        facts=["Ich wohne in Hamburg", "I have a dog"],
+        facts=["Ich wohne in Hamburg", "Am liebsten esse ich Nudeln", "I have a dog"],
         turns=[],
         message="Weißt du noch, wo ich wohne?",
     )
     system = build_messages(context)[0].content
     assert "Was du über Jonas aus früheren Gesprächen weißt" in system
-    assert "- Jonas hat gesagt: \u201eIch wohne in Hamburg\u201c" in system
+    # In the third person as English facts are, so the model does not answer as Jonas.
+    assert "- Jonas wohnt in Hamburg\n" in system and "Ich wohne" not in system
+    # Where the German rules stop, quoted with the name.
+    assert "- Jonas hat gesagt: \u201eAm liebsten esse ich Nudeln\u201c" in system
     assert "- Jonas has a dog" in system
+
+
+def test_each_language_of_the_facts_has_its_own_rules() -> None:
+    facts = [
+        "I sing in a choir",
+        "Ich wohne in Hamburg",
+        "Je travaille dans une école",
+        "Mi hermano es el mayor",
+        "Il mio gatto si chiama Birba",
+        "Я читаю детективы",
+    ]
+    assert fact_block("Alice", facts, "hello")[1:] == [
+        "- Alice sings in a choir",
+        "- Alice wohnt in Hamburg",
+        "- Alice travaille dans une école",
+        "- El hermano de Alice es el mayor",
+        "- Il gatto di Alice si chiama Birba",
+        "- Alice читает детективы",
+    ]
 
 
 def test_a_fact_the_rules_do_not_cover_is_quoted_with_the_name() -> None:
