@@ -493,7 +493,12 @@ def config(directory: Path, base_url: str, model: str) -> Config:
     return Config.model_validate(
         {
             "storage": {"data_dir": str(directory / "data")},
-            "llm": {"provider": "openai", "base_url": base_url, "model": model},
+            "llm": {
+                "provider": "openai",
+                "base_url": base_url,
+                "model": model,
+                "timeout_seconds": 600,
+            },
             "memory": {"reranker_model": ""},
             # One person sends every message of a platform within a few minutes.
             "chat": {"rate_limit_per_minute": 600},
