@@ -141,7 +141,7 @@ async def search_ms(index: LanceFactIndex, embedder: HashingEmbedder, people: in
     for n in range(200):
         (vector,) = await embedder.embed([fact_text(n * 37)])
         started = time.perf_counter()
-        await index.search(person(n % people), vector, limit=6)
+        await index.search(person(n % people), vector, model=embedder.model_name, limit=6)
         timings.append((time.perf_counter() - started) * 1000)
     return timings
 

@@ -33,6 +33,7 @@ from memory.scope import Scope
 
 DIMENSION = 384
 PEOPLE = 100
+MODEL = "bench-model"
 BATCH = 2_000
 
 
@@ -60,7 +61,7 @@ def facts(start: int, count: int, rng: np.random.Generator) -> list[IndexedFact]
             "console:room1",
             f"Fact {fact_id}: my friend number {fact_id % 97} likes board games on Sundays",
             vectors[offset],
-            "bench-model",
+            MODEL,
         )
         for offset, fact_id in enumerate(range(start, start + count))
     ]

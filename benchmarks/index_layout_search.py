@@ -29,7 +29,7 @@ from pathlib import Path
 import lance
 import numpy as np
 
-from benchmarks.forget_cost import DIMENSION, PEOPLE, facts, person
+from benchmarks.forget_cost import DIMENSION, MODEL, PEOPLE, facts, person
 from memory.index import LanceFactIndex
 from memory.index.lance import MERGE_INDICES_EVERY, table_folder
 from memory.index.tiers import layout_after_single_writes
@@ -91,7 +91,7 @@ async def timings_ms(index: LanceFactIndex, seed: int) -> list[float]:
     for number in range(SEARCHES):
         vector = rng.standard_normal(DIMENSION, dtype=np.float32)
         started = time.perf_counter()
-        await index.search(person(number % PEOPLE), vector, limit=6)
+        await index.search(person(number % PEOPLE), vector, model=MODEL, limit=6)
         timings.append((time.perf_counter() - started) * 1000)
     return timings
 

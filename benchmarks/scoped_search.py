@@ -267,10 +267,16 @@ async def measure(
             print(await searches["defaults"].plan(*queries[0]))
         for scope, vector in queries:
             begun = time.perf_counter()
-            exact = [hit.fact_id for hit in await exact_index.search(scope, vector, limit=TOP_K)]
+            exact = [
+                hit.fact_id
+                for hit in await exact_index.search(scope, vector, model=MODEL_NAME, limit=TOP_K)
+            ]
             times.setdefault("pgvector exact", []).append(milliseconds(begun))
             begun = time.perf_counter()
-            lance = [hit.fact_id for hit in await lance_index.search(scope, vector, limit=TOP_K)]
+            lance = [
+                hit.fact_id
+                for hit in await lance_index.search(scope, vector, model=MODEL_NAME, limit=TOP_K)
+            ]
             times.setdefault("LanceDB", []).append(milliseconds(begun))
             recalls.setdefault("LanceDB", []).append(recall(lance, exact))
             if hnsw:

@@ -91,7 +91,7 @@ async def measure(size: int, users: int) -> dict[str, list[float]]:
         async def search(sample: int) -> None:
             scope = scope_of(sample % users)
             vector = (await embedder.embed([queries[sample]]))[0]
-            hits = await index.search(scope, vector, limit=6)
+            hits = await index.search(scope, vector, model="bench", limit=6)
             async with store.transaction() as transaction:
                 await transaction.facts.get_many(scope, [hit.fact_id for hit in hits])
 

@@ -65,7 +65,13 @@ async def nearest_ids(
         vectors = await embedder.embed([fact.text for fact in chunk], "document")
         for fact, vector in zip(chunk, vectors, strict=True):
             # One extra result, because the fact usually finds itself first.
-            hits = await index.search(scope, vector, limit=neighbours + 1, min_similarity=threshold)
+            hits = await index.search(
+                scope,
+                vector,
+                model=embedder.model_name,
+                limit=neighbours + 1,
+                min_similarity=threshold,
+            )
             for hit in hits:
                 if hit.fact_id != fact.id:
                     key = (min(fact.id, hit.fact_id), max(fact.id, hit.fact_id))

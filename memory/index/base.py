@@ -84,10 +84,14 @@ class VectorIndex(Protocol):
         scope: Scope,
         vector: npt.NDArray[np.float32],
         *,
+        model: str,
         limit: int,
         min_similarity: float | None = None,
     ) -> list[ScoredFactId]:
-        """The nearest facts visible in ``scope``, most similar first (cosine)."""
+        """The nearest facts visible in ``scope`` whose rows ``model`` embedded (the model of
+        ``vector``), most similar first (cosine). Both conditions are in the query: after a
+        change of model, a fact not yet re-embedded is not found, rather than compared with
+        a vector of another model."""
         ...
 
     async def indexed_models(self) -> dict[int, str]:

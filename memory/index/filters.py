@@ -44,5 +44,10 @@ def scope_where(scope: Scope) -> str:
     return " AND ".join(clauses)
 
 
+def model_where(model: str) -> str:
+    """The ``where`` clause selecting the rows embedded by ``model``."""
+    return f"model = {sql_string_literal(model)}"
+
+
 def ids_where(fact_ids: list[int]) -> str:
     return "fact_id IN (" + ", ".join(str(int(i)) for i in fact_ids) + ")"

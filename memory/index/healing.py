@@ -241,12 +241,15 @@ class HealingIndex:
         scope: Scope,
         vector: npt.NDArray[np.float32],
         *,
+        model: str,
         limit: int,
         min_similarity: float | None = None,
     ) -> list[ScoredFactId]:
         self._refuse_while_rebuilding()
         return await self._guarded(
-            lambda index: index.search(scope, vector, limit=limit, min_similarity=min_similarity)
+            lambda index: index.search(
+                scope, vector, model=model, limit=limit, min_similarity=min_similarity
+            )
         )
 
     async def full_text_search(self, scope: Scope, query: str, *, limit: int) -> list[ScoredFactId]:

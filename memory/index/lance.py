@@ -32,7 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from memory.errors import VectorIndexError
 from memory.index.after_commit import AfterCommitWrites
 from memory.index.base import IndexedFact, ScoredFactId, StoredVector
-from memory.index.filters import ids_where, key_digest, scope_where
+from memory.index.filters import ids_where, key_digest, model_where, scope_where
 from memory.index.scope_cache import FactIds, Matrix, ScopeVectorCache
 from memory.index.tiers import DELETED_SHARE_TO_REWRITE, FragmentSize, next_merge
 from memory.scope import Scope
@@ -260,16 +260,17 @@ class LanceFactIndex:
         scope: Scope,
         vector: npt.NDArray[np.float32],
         *,
+        model: str,
         limit: int,
         min_similarity: float | None = None,
     ) -> list[ScoredFactId]:
-        cached = await self.scope_cache.rows(scope, self._scope_rows)
+        cached = await self.scope_cache.rows(scope, model, self._scope_rows)
         if cached is not None:
             return cached.search(vector, limit, min_similarity)
         query = (
             self._table.vector_search(np.asarray(vector, dtype=np.float32).ravel())
             .distance_type("cosine")
-            .where(scope_where(scope))
+            .where(_search_where(scope, model))
             .select(["fact_id", "_distance"])
             .limit(limit)
         )
@@ -283,13 +284,14 @@ class LanceFactIndex:
         # LanceDB's cosine distance is 1 - cosine similarity.
         return [ScoredFactId(int(row["fact_id"]), 1.0 - float(row["_distance"])) for row in rows]
 
-    async def _scope_rows(self, scope: Scope, limit: int) -> tuple[FactIds, Matrix]:
-        """At most ``limit`` rows of ``scope``: their ids and vectors (for the scope cache)."""
+    async def _scope_rows(self, scope: Scope, model: str, limit: int) -> tuple[FactIds, Matrix]:
+        """At most ``limit`` rows of ``scope`` made by ``model``: their ids and vectors (for
+        the scope cache)."""
         try:
             async with self._files.reader:
                 table = await (
                     self._table.query()
-                    .where(scope_where(scope))
+                    .where(_search_where(scope, model))
                     .select(["fact_id", "vector"])
                     .limit(limit)
                     .to_arrow()
@@ -453,6 +455,11 @@ class LanceFactIndex:
 
     async def aclose(self) -> None:
         self._table.close()
+
+
+def _search_where(scope: Scope, model: str) -> str:
+    """The rows a vector search may compare: the scope's, of the query vector's model."""
+    return f"{scope_where(scope)} AND {model_where(model)}"
 
 
 async def _connect(directory: Path) -> Any:

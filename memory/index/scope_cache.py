@@ -7,13 +7,15 @@ a scope's 1,000 vectors costs about the same as one search, and searching them i
 
 Rules that keep it right:
 
-- An entry holds exactly the rows the scope's own filter selects (the same ``where`` as
-  the LanceDB search), under the scope's full key (owner, room, mode): nothing of one scope
-  can be served to another.
+- An entry holds exactly the rows the scope's own filter and the embedding model select
+  (the same ``where`` as the LanceDB search), under the scope's full key (owner, room, mode)
+  and the model: nothing of one scope can be served to another, nor a vector of one model
+  compared with another's.
 - The index tells the cache after every write. Rows written: each entry first loses the
   rows of those ids (whoever held them), then takes the written rows that its scope's own
-  filter selects (the owner, and the rooms the scope sees, as ``scope_where`` says), so
-  the queue's next write for that person searches memory instead of reloading the scope.
+  filter selects (the owner, and the rooms the scope sees, as ``scope_where`` says) and its
+  model made, so the queue's next write for that person searches memory instead of reloading
+  the scope.
   Deleted or erased ids leave every entry that holds them. A write that failed drops the
   entries of its owners.
 - A fill that overlapped writes may hold rows from before them: the writes that happened
@@ -41,34 +43,40 @@ from memory.scope import Scope
 
 FactIds = npt.NDArray[np.int64]
 Matrix = npt.NDArray[np.float32]
-ScopeKey = tuple[str, str, str]
-# Loads at most ``limit`` rows of a scope: (fact ids, vectors).
-LoadScope = Callable[[Scope, int], Awaitable[tuple[FactIds, Matrix]]]
+ScopeKey = tuple[str, str, str, str]
+# Loads at most ``limit`` rows of a scope made by a model: (fact ids, vectors).
+LoadScope = Callable[[Scope, str, int], Awaitable[tuple[FactIds, Matrix]]]
 # One write's effect on a scope's rows (the same whether the rows already had it or not).
 Change = Callable[["ScopeRows"], "ScopeRows"]
 
 
 @dataclass(frozen=True)
 class ScopeRows:
-    """One scope's rows: ids, and their vectors scaled to unit length (zero rows stay zero)."""
+    """One scope's rows of one model: ids, and their vectors scaled to unit length (zero
+    rows stay zero)."""
 
     scope: Scope
+    model: str
     fact_ids: FactIds
     unit_vectors: Matrix
 
     @classmethod
-    def of(cls, scope: Scope, fact_ids: FactIds, vectors: Matrix) -> ScopeRows:
-        return cls(scope, fact_ids, normalise(vectors))
+    def of(cls, scope: Scope, model: str, fact_ids: FactIds, vectors: Matrix) -> ScopeRows:
+        return cls(scope, model, fact_ids, normalise(vectors))
 
     def written(self, facts: Sequence[IndexedFact]) -> ScopeRows:
         """These rows after ``facts`` were written: the old rows of their ids gone, the new
-        ones the scope selects added."""
+        ones the scope selects and of its model added."""
         # One comparison per written row: faster than np.isin for the few rows of a write,
         # and every cached scope sees every write.
         kept = np.ones(len(self.fact_ids), dtype=bool)
         for fact in facts:
             kept &= self.fact_ids != fact.fact_id
-        added = [fact for fact in facts if self.scope.sees(fact.owner, fact.room)]
+        added = [
+            fact
+            for fact in facts
+            if fact.model == self.model and self.scope.sees(fact.owner, fact.room)
+        ]
         if not added and kept.all():
             return self
         if not added:
@@ -120,12 +128,13 @@ class ScopeVectorCache:
         self.misses = 0
 
     @staticmethod
-    def key(scope: Scope) -> ScopeKey:
-        return (scope.owner, scope.room, scope.mode.value)
+    def key(scope: Scope, model: str) -> ScopeKey:
+        return (scope.owner, scope.room, scope.mode.value, model)
 
-    async def rows(self, scope: Scope, load: LoadScope) -> ScopeRows | None:
-        """The scope's rows, from memory or loaded; None if the scope is too large to hold."""
-        key = self.key(scope)
+    async def rows(self, scope: Scope, model: str, load: LoadScope) -> ScopeRows | None:
+        """The scope's rows of ``model``, from memory or loaded; None if they are too many
+        to hold."""
+        key = self.key(scope, model)
         entry = self._entries.get(key)
         if entry is not None:
             self._entries.move_to_end(key)
@@ -139,13 +148,13 @@ class ScopeVectorCache:
         changes: list[Change | None] = []
         self._fills[fill] = changes
         try:
-            fact_ids, vectors = await load(scope, self.max_rows + 1)
+            fact_ids, vectors = await load(scope, model, self.max_rows + 1)
         finally:
             del self._fills[fill]
         if len(fact_ids) > self.max_rows:
             self._too_large.add(key)
             return None
-        entry = ScopeRows.of(scope, fact_ids, vectors)
+        entry = ScopeRows.of(scope, model, fact_ids, vectors)
         replayed = [change for change in changes if change is not None]
         if len(replayed) < len(changes):
             return entry

@@ -134,7 +134,13 @@ class Recaller:
         pool: int,
         min_similarity: float | None,
     ) -> Ranking:
-        dense = await self._index.search(scope, vector, limit=pool, min_similarity=min_similarity)
+        dense = await self._index.search(
+            scope,
+            vector,
+            model=self._embedder.model_name,
+            limit=pool,
+            min_similarity=min_similarity,
+        )
         dense_ranking = [(hit.fact_id, hit.similarity) for hit in dense]
         if not self.settings.hybrid:
             return dense_ranking

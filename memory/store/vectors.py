@@ -2,9 +2,9 @@
 
 The scope filter is the store's own condition (:func:`memory.store.visible_in`) in the same
 SQL statement as the distance, joined to the facts, so only active facts of the scope are
-ever ranked. Search is exact per scope (the scope's rows come by the ``(owner, room,
-status)`` index, then every one is compared): docs/benchmarks.md has the numbers against an
-HNSW index with the filter.
+ever ranked, and only rows of the query vector's embedding model. Search is exact per scope
+(the scope's rows come by the ``(owner, room, status)`` index, then every one is compared):
+docs/benchmarks.md has the numbers against an HNSW index with the filter.
 
 Writes made by the write path go through :class:`PgVectorWrites` inside the store's own
 transaction, so facts and vectors commit together and reconcile has nothing to do. The
@@ -171,6 +171,7 @@ class PgVectorIndex:
         scope: Scope,
         vector: npt.NDArray[np.float32],
         *,
+        model: str,
         limit: int,
         min_similarity: float | None = None,
     ) -> list[ScoredFactId]:
@@ -180,7 +181,11 @@ class PgVectorIndex:
         query = (
             select(FactRow.id, distance.label("distance"))
             .join(FactVectorRow, FactVectorRow.fact_id == FactRow.id)
-            .where(visible_in(scope), FactRow.status == FactStatus.ACTIVE.value)
+            .where(
+                visible_in(scope),
+                FactRow.status == FactStatus.ACTIVE.value,
+                FactVectorRow.model == model,
+            )
             .order_by(distance, FactRow.id)
             .limit(limit)
         )

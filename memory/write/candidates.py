@@ -33,12 +33,15 @@ async def find_candidates(
     scope: Scope,
     vectors: Vectors,
     *,
+    model: str,
     threshold: float,
     limit: int,
 ) -> list[list[Candidate]]:
-    """For each row of ``vectors``, its candidates, most similar first."""
+    """For each row of ``vectors`` (embedded by ``model``), its candidates, most similar
+    first."""
     scored = [
-        await index.search(scope, row, limit=limit, min_similarity=threshold) for row in vectors
+        await index.search(scope, row, model=model, limit=limit, min_similarity=threshold)
+        for row in vectors
     ]
     wanted = {item.fact_id for items in scored for item in items}
     async with store.read() as transaction:
@@ -61,14 +64,15 @@ async def find_related(
     scope: Scope,
     vectors: Vectors,
     *,
+    model: str,
     threshold: float,
     limit: int,
 ) -> list[Fact]:
-    """The active facts that any row of ``vectors`` resembles, most similar first, at most
-    ``limit``."""
+    """The active facts that any row of ``vectors`` (embedded by ``model``) resembles, most
+    similar first, at most ``limit``."""
     best: dict[int, Candidate] = {}
     for found in await find_candidates(
-        store, index, scope, vectors, threshold=threshold, limit=limit
+        store, index, scope, vectors, model=model, threshold=threshold, limit=limit
     ):
         for candidate in found:
             known = best.get(candidate.fact.id)

@@ -43,7 +43,15 @@ async def related_facts(
     clauses = statement_clauses(text)
     texts = [text, *clauses] if len(clauses) > 1 else [text]
     vectors = await embedder.embed(texts, "document")
-    return await find_related(store, index, scope, vectors, threshold=threshold, limit=limit)
+    return await find_related(
+        store,
+        index,
+        scope,
+        vectors,
+        model=embedder.model_name,
+        threshold=threshold,
+        limit=limit,
+    )
 
 
 async def extract_and_decide(

@@ -222,6 +222,7 @@ async def gather_subjects(
         parts.index,
         scope,
         vectors,
+        model=parts.embedder.model_name,
         threshold=parts.settings.candidate_threshold,
         limit=parts.settings.candidate_limit,
     )

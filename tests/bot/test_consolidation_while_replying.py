@@ -75,12 +75,15 @@ class SearchSpy:
         scope: Scope,
         vector: npt.NDArray[np.float32],
         *,
+        model: str,
         limit: int,
         min_similarity: float | None = None,
     ) -> list[ScoredFactId]:
         self.searches += 1
         self.first_search.set()
-        return await self.index.search(scope, vector, limit=limit, min_similarity=min_similarity)
+        return await self.index.search(
+            scope, vector, model=model, limit=limit, min_similarity=min_similarity
+        )
 
     async def indexed_models(self) -> dict[int, str]:
         return await self.index.indexed_models()

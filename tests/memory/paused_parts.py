@@ -70,10 +70,13 @@ class PausedIndex:
         scope: Scope,
         vector: npt.NDArray[np.float32],
         *,
+        model: str,
         limit: int,
         min_similarity: float | None = None,
     ) -> list[ScoredFactId]:
-        return await self.inner.search(scope, vector, limit=limit, min_similarity=min_similarity)
+        return await self.inner.search(
+            scope, vector, model=model, limit=limit, min_similarity=min_similarity
+        )
 
     async def indexed_models(self) -> dict[int, str]:
         return await self.inner.indexed_models()

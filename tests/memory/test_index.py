@@ -55,7 +55,7 @@ async def test_index_similarity_is_numpy_cosine(
 ) -> None:
     fact, query = await embedder.embed(["I like chess", "I really enjoy playing chess"])
     await add_indexed(store, index, ALICE_R1, ["I like chess"], [fact])
-    (hit,) = await index.search(ALICE_R1, query, limit=1)
+    (hit,) = await index.search(ALICE_R1, query, model="m", limit=1)
     assert hit.similarity == pytest.approx(cosine_similarity(fact, query), abs=1e-5)
 
 
@@ -64,7 +64,7 @@ async def test_cosine_not_l2_on_unnormalised_vectors(store: Store, index: Vector
     direction = np.zeros(384, dtype=np.float32)
     direction[0] = 1.0
     await add_indexed(store, index, ALICE_R1, ["x"], [direction * 10])
-    (hit,) = await index.search(ALICE_R1, direction, limit=1)
+    (hit,) = await index.search(ALICE_R1, direction, model="m", limit=1)
     assert hit.similarity == pytest.approx(1.0, abs=1e-5)
 
 
@@ -76,7 +76,7 @@ async def test_nearest_neighbour_within_scope(
     bob = Scope("console:bob", "console:room1")
     (bobs,) = await _index_texts(store, index, embedder, bob, ["My sister is called Berta"])
     (query,) = await embedder.embed(["What is my sister's name?"])
-    hits = await index.search(ALICE_R1, query, limit=2)
+    hits = await index.search(ALICE_R1, query, model=embedder.model_name, limit=2)
     assert hits[0].fact_id == alice[1]
     assert bobs not in [hit.fact_id for hit in hits]
     assert hits[0].similarity >= hits[1].similarity
@@ -89,7 +89,9 @@ async def test_min_similarity_cuts_the_pool(
         store, index, embedder, ALICE_R1, ["I like chess", "The sky is blue"]
     )
     (query,) = await embedder.embed(["I really enjoy playing chess"])
-    hits = await index.search(ALICE_R1, query, limit=5, min_similarity=0.5)
+    hits = await index.search(
+        ALICE_R1, query, model=embedder.model_name, limit=5, min_similarity=0.5
+    )
     assert [hit.fact_id for hit in hits] == [chess]
 
 
@@ -158,7 +160,7 @@ async def test_hostile_ids_match_only_their_own_rows(
     for victim in victims:
         await add_indexed(store, index, victim, ["same text"], [vector])
     (own,) = await add_indexed(store, index, hostile, ["same text"], [vector])
-    hits = await index.search(hostile, vector, limit=10)
+    hits = await index.search(hostile, vector, model="m", limit=10)
     assert [hit.fact_id for hit in hits] == [own]
 
 
@@ -171,6 +173,6 @@ async def test_single_fact_writes_are_compacted_every_few_writes(tmp_path: Path)
     await index.upsert([IndexedFact(5, "a:b", "a:c", "t", vector, "m")])
     assert await index.fragment_count() == 1
     await index.delete([1])
-    hits = await index.search(Scope("a:b", "a:c"), vector, limit=10)
+    hits = await index.search(Scope("a:b", "a:c"), vector, model="m", limit=10)
     assert sorted(hit.fact_id for hit in hits) == [2, 3, 4, 5]
     await index.aclose()

@@ -113,7 +113,7 @@ async def test_new_rows_wait_unindexed_until_every_eighth_compaction(tmp_path: P
         # Searched all the same, without the indices.
         hits = await index.full_text_search(ALICE, f"{fact_id}", limit=1)
         assert [hit.fact_id for hit in hits] == [fact_id]
-        (nearest,) = await index.search(ALICE, _fact(fact_id).vector, limit=1)
+        (nearest,) = await index.search(ALICE, _fact(fact_id).vector, model="m", limit=1)
         assert nearest.fact_id == fact_id
     assert _unindexed_rows(folder) == 2 * (MERGE_INDICES_EVERY - 1)
 
@@ -142,8 +142,8 @@ async def test_single_writes_leave_a_few_fragments_that_search_as_one(tmp_path: 
     assert len(layout) <= (MERGE_WIDTH - 1) * (1 + math.log(writes, MERGE_WIDTH))
     for probe in range(1, writes + 1, 37):
         vector = _fact(probe).vector
-        tiered = await index.search(ALICE, vector, limit=6)
-        assert tiered == await whole.search(ALICE, vector, limit=6)
+        tiered = await index.search(ALICE, vector, model="m", limit=6)
+        assert tiered == await whole.search(ALICE, vector, model="m", limit=6)
     assert await index.version_count() == 1
     await index.aclose()
     await whole.aclose()

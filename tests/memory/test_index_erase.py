@@ -92,7 +92,7 @@ async def test_erased_words_are_in_no_byte_of_the_index_folder(
     await _assert_only_the_latest_version(index, folder)
     assert await index.count() == size - 1
     assert secret_id not in await index.indexed_models()
-    (hit,) = await index.search(ALICE, _fact(3, "").vector, limit=1)
+    (hit,) = await index.search(ALICE, _fact(3, "").vector, model="m", limit=1)
     assert hit.fact_id == 3
     if full_text:
         assert await index.full_text_search(ALICE, SECRET, limit=3) == []
@@ -146,6 +146,6 @@ async def test_the_survivors_stay_searchable_after_reopening(tmp_path: Path) -> 
     await index.aclose()
     reopened = await LanceFactIndex.open(folder, dimension=DIMENSION)
     assert await reopened.count() == 49
-    (hit,) = await reopened.search(ALICE, _fact(8, "").vector, limit=1)
+    (hit,) = await reopened.search(ALICE, _fact(8, "").vector, model="m", limit=1)
     assert hit.fact_id == 8
     await reopened.aclose()

@@ -44,7 +44,10 @@ class Memory:
 
     async def sister_hits(self, index: HealingIndex | LanceFactIndex) -> list[int]:
         (query,) = await self.embedder.embed(["What is my sister's name?"])
-        return [hit.fact_id for hit in await index.search(ALICE, query, limit=1)]
+        return [
+            hit.fact_id
+            for hit in await index.search(ALICE, query, model=self.embedder.model_name, limit=1)
+        ]
 
 
 @pytest.fixture

@@ -51,7 +51,7 @@ async def test_cleanup_never_removes_what_a_running_search_reads(tmp_path: Path)
     async def search_all_the_time() -> None:
         nonlocal searches
         while not stop.is_set():
-            await index.search(ALICE, _fact(searches % 3000 + 1).vector, limit=5)
+            await index.search(ALICE, _fact(searches % 3000 + 1).vector, model="m", limit=5)
             await index.full_text_search(ALICE, "stones", limit=5)
             searches += 1
             await asyncio.sleep(0)
@@ -86,7 +86,7 @@ async def test_the_index_is_rebuilt_from_sqlite_after_cleanup(store: Store, tmp_
     await index.compact()
     expected = await index.indexed_models()
     (vector,) = await embedder.embed(["fact 7"])
-    expected_hits = await index.search(ALICE, vector, limit=5)
+    expected_hits = await index.search(ALICE, vector, model="m", limit=5)
     await index.aclose()
 
     shutil.rmtree(folder)
@@ -95,5 +95,5 @@ async def test_the_index_is_rebuilt_from_sqlite_after_cleanup(store: Store, tmp_
 
     assert report.missing == 39
     assert await rebuilt.indexed_models() == expected
-    assert await rebuilt.search(ALICE, vector, limit=5) == expected_hits
+    assert await rebuilt.search(ALICE, vector, model="m", limit=5) == expected_hits
     await rebuilt.aclose()

@@ -10,9 +10,11 @@ from __future__ import annotations
 from memory.embedding import FastEmbedEmbedder, HashingEmbedder
 from memory.index import VectorIndex
 from memory.indexing import index_facts, reconcile
+from memory.recall import Recaller, RecallSettings
 from memory.records import FactStatus, NewFact
 from memory.scope import Scope
 from memory.store import Store
+from memory.write.candidates import find_candidates
 
 SCOPE = Scope("console:alice", "console:room1")
 
@@ -43,7 +45,9 @@ async def test_fact_committed_but_never_indexed_is_found_and_indexed(
     assert report.missing == 1
     assert await index.indexed_models() == {fact_id: embedder.model_name}
     (query,) = await embedder.embed(["Where do I live?"])
-    assert [hit.fact_id for hit in await index.search(SCOPE, query, limit=1)] == [fact_id]
+    assert [
+        hit.fact_id for hit in await index.search(SCOPE, query, model=embedder.model_name, limit=1)
+    ] == [fact_id]
     assert (await reconcile(store, index, embedder)).in_step
 
 
@@ -58,12 +62,16 @@ async def test_fact_deleted_in_sqlite_but_still_indexed_is_removed(
         await transaction.facts.set_status(SCOPE, gone_id, FactStatus.DELETED)
     # crash here: the index was never told
     (query,) = await embedder.embed(["I like chess"])
-    found = [hit.fact_id for hit in await index.search(SCOPE, query, limit=5)]
+    found = [
+        hit.fact_id for hit in await index.search(SCOPE, query, model=embedder.model_name, limit=5)
+    ]
     report = await reconcile(store, index, embedder)
     assert report.stale == (1 if backend == "sqlite" else 0)
     assert gone_id in found if backend == "sqlite" else found == [kept_id]
     assert set(await index.indexed_models()) == {kept_id}
-    assert [hit.fact_id for hit in await index.search(SCOPE, query, limit=5)] == [kept_id]
+    assert [
+        hit.fact_id for hit in await index.search(SCOPE, query, model=embedder.model_name, limit=5)
+    ] == [kept_id]
 
 
 async def test_erased_fact_still_indexed_is_removed(
@@ -78,16 +86,35 @@ async def test_erased_fact_still_indexed_is_removed(
     assert await index.indexed_models() == {}
 
 
-async def test_changing_the_embedding_model_re_embeds(
+async def test_a_change_of_model_searches_only_the_new_models_vectors(
     store: Store, index: VectorIndex, embedder: FastEmbedEmbedder
 ) -> None:
+    """Two models of one dimension: until reconcile has re-embedded a fact, a search with
+    the new model leaves it out (recall and the write path's candidates alike) instead of
+    comparing the query with the old model's vector; afterwards every fact is found again."""
     ids = await _add(store, "I like tea", "I have a dog")
+    await _index(store, index, embedder, *ids)
     other_model = HashingEmbedder(dimension=384, model_name="test/other-model")
-    await reconcile(store, index, other_model)
-    assert set((await index.indexed_models()).values()) == {"test/other-model"}
-    report = await reconcile(store, index, embedder)
+    before, after = (Recaller(store, index, e, RecallSettings()) for e in (embedder, other_model))
+
+    async def recalled(recaller: Recaller) -> set[int]:
+        return {item.fact.id for item in await recaller.passive(SCOPE, "Do I like tea?")}
+
+    async def candidates() -> set[int]:
+        vectors = await other_model.embed(["I like tea"])
+        (found,) = await find_candidates(
+            store, index, SCOPE, vectors, model=other_model.model_name, threshold=-1.0, limit=5
+        )
+        return {candidate.fact.id for candidate in found}
+
+    assert await recalled(before) == set(ids)
+    assert await recalled(after) == set() and await candidates() == set()
+
+    report = await reconcile(store, index, other_model)
     assert report.reembedded == 2
-    assert await index.indexed_models() == dict.fromkeys(ids, embedder.model_name)
+    assert await index.indexed_models() == dict.fromkeys(ids, other_model.model_name)
+    assert await recalled(after) == set(ids) and await candidates() == set(ids)
+    assert await recalled(before) == set()
     async with store.transaction() as transaction:
         facts = await transaction.facts.get_many(SCOPE, ids)
-    assert {fact.embedding_model for fact in facts} == {embedder.model_name}
+    assert {fact.embedding_model for fact in facts} == {other_model.model_name}

@@ -26,9 +26,9 @@ def unit(seed: int) -> npt.NDArray[np.float32]:
     return vector / np.linalg.norm(vector)
 
 
-def fact(fact_id: int, scope: Scope, seed: int | None = None) -> IndexedFact:
+def fact(fact_id: int, scope: Scope, seed: int | None = None, model: str = "m") -> IndexedFact:
     vector = unit(fact_id if seed is None else seed)
-    return IndexedFact(fact_id, scope.owner, scope.room, f"fact {fact_id}", vector, "m")
+    return IndexedFact(fact_id, scope.owner, scope.room, f"fact {fact_id}", vector, model)
 
 
 async def open_index(path: Path, rows: int) -> LanceFactIndex:
@@ -55,8 +55,12 @@ async def test_cached_answers_equal_lancedb_search(tmp_path: Path) -> None:
         for scope in (ALICE_DM, ALICE_ROOM, BOB_DM, HOSTILE, ALICE_DM.with_mode(ScopeMode.USER)):
             for seed, limit, floor in [(1, 6, None), (2, 50, 0.1), (3, 5, 0.3), (4, 200, None)]:
                 query = unit(10_000 + seed)
-                expected = await plain.search(scope, query, limit=limit, min_similarity=floor)
-                got = await cached.search(scope, query, limit=limit, min_similarity=floor)
+                expected = await plain.search(
+                    scope, query, model="m", limit=limit, min_similarity=floor
+                )
+                got = await cached.search(
+                    scope, query, model="m", limit=limit, min_similarity=floor
+                )
                 assert ids(got) == ids(expected)
                 assert [h.similarity for h in got] == pytest.approx(
                     [h.similarity for h in expected], abs=1e-5
@@ -76,15 +80,17 @@ async def test_a_warm_cache_never_serves_another_scope(tmp_path: Path) -> None:
     query = unit(7)
     try:
         for _ in range(2):  # the first search fills the cache, the second is served by it
-            assert ids(await index.search(ALICE_DM, query, limit=1)) == [900]
-            assert ids(await index.search(BOB_DM, query, limit=1)) == [901]
-            assert ids(await index.search(HOSTILE, query, limit=1)) == [902]
-            assert ids(await index.search(ALICE_ROOM, query, limit=1)) == [903]
-        everything = await index.search(HOSTILE, query, limit=1000)
+            assert ids(await index.search(ALICE_DM, query, model="m", limit=1)) == [900]
+            assert ids(await index.search(BOB_DM, query, model="m", limit=1)) == [901]
+            assert ids(await index.search(HOSTILE, query, model="m", limit=1)) == [902]
+            assert ids(await index.search(ALICE_ROOM, query, model="m", limit=1)) == [903]
+        everything = await index.search(HOSTILE, query, model="m", limit=1000)
         assert {hit.fact_id // 100 for hit in everything} == {4, 9}
         assert {hit.fact_id for hit in everything if hit.fact_id >= 900} == {902}
         # "user" mode: Alice's facts follow her into group rooms, but her DM facts do not.
-        in_room = ids(await index.search(ALICE_ROOM.with_mode(ScopeMode.USER), query, limit=1000))
+        in_room = ids(
+            await index.search(ALICE_ROOM.with_mode(ScopeMode.USER), query, model="m", limit=1000)
+        )
         assert 903 in in_room and 900 not in in_room
         assert not [i for i in in_room if i // 100 in (1, 3, 4) or i in (901, 902)]
         assert index.scope_cache.hits >= 4
@@ -96,18 +102,18 @@ async def test_every_write_is_seen_by_the_next_search(tmp_path: Path) -> None:
     index = await filled(tmp_path / "index")
     query = unit(5)
     try:
-        await index.search(ALICE_DM, query, limit=5)  # warm
+        await index.search(ALICE_DM, query, model="m", limit=5)  # warm
         await index.upsert([fact(500, ALICE_DM, seed=5)])
-        assert ids(await index.search(ALICE_DM, query, limit=1)) == [500]
+        assert ids(await index.search(ALICE_DM, query, model="m", limit=1)) == [500]
         await index.upsert([IndexedFact(500, ALICE_DM.owner, ALICE_DM.room, "x", unit(6), "m")])
-        assert ids(await index.search(ALICE_DM, unit(6), limit=1)) == [500]
-        assert 500 not in ids(await index.search(ALICE_DM, query, limit=1))
+        assert ids(await index.search(ALICE_DM, unit(6), model="m", limit=1)) == [500]
+        assert 500 not in ids(await index.search(ALICE_DM, query, model="m", limit=1))
         await index.delete([500])
-        assert 500 not in ids(await index.search(ALICE_DM, unit(6), limit=100))
-        await index.search(ALICE_DM, query, limit=5)  # warm again
+        assert 500 not in ids(await index.search(ALICE_DM, unit(6), model="m", limit=100))
+        await index.search(ALICE_DM, query, model="m", limit=5)  # warm again
         await index.erase([101])
-        assert 101 not in ids(await index.search(ALICE_DM, unit(101), limit=100))
-        assert len(await index.search(ALICE_DM, query, limit=100)) == 39
+        assert 101 not in ids(await index.search(ALICE_DM, unit(101), model="m", limit=100))
+        assert len(await index.search(ALICE_DM, query, model="m", limit=100)) == 39
     finally:
         await index.aclose()
 
@@ -116,12 +122,12 @@ async def test_a_write_updates_the_cached_scopes_without_reloading_them(tmp_path
     index = await filled(tmp_path / "index")
     query = unit(777)
     try:
-        await index.search(ALICE_DM, query, limit=5)
-        await index.search(BOB_DM, query, limit=5)
+        await index.search(ALICE_DM, query, model="m", limit=5)
+        await index.search(BOB_DM, query, model="m", limit=5)
         await index.upsert([fact(777, BOB_DM)])
         misses_before = index.scope_cache.misses
-        assert 777 not in ids(await index.search(ALICE_DM, query, limit=100))
-        assert ids(await index.search(BOB_DM, query, limit=1)) == [777]
+        assert 777 not in ids(await index.search(ALICE_DM, query, model="m", limit=100))
+        assert ids(await index.search(BOB_DM, query, model="m", limit=1)) == [777]
         assert index.scope_cache.misses == misses_before  # both served from memory
     finally:
         await index.aclose()
@@ -139,28 +145,39 @@ SCOPES = [
 
 
 async def test_after_any_writes_the_cache_answers_as_lancedb_does(tmp_path: Path) -> None:
-    """Rows added, replaced (also moved to another room or owner) and deleted while every
-    scope is cached: each scope's answers stay exactly LanceDB's own, never another's row."""
+    """Rows added, replaced (also moved to another room or owner, or re-embedded by another
+    model of the same dimension) and deleted while every scope is cached: each scope's
+    answers stay exactly LanceDB's own, never another's row, never another model's."""
     cached = await filled(tmp_path / "cached")
     plain = await filled(tmp_path / "plain", rows=0)
+    models = ("m", "test/other-model")
+    model_of = {number * 100 + k: "m" for number in range(1, 5) for k in range(40)}
     rng = np.random.default_rng(16)
     try:
         for step in range(12):
-            for scope in SCOPES:  # every scope cached before the write
-                await cached.search(scope, unit(1), limit=1)
+            for scope in SCOPES:  # every scope cached before the write, for both models
+                for model in models:
+                    await cached.search(scope, unit(1), model=model, limit=1)
             writes = [
-                fact(int(fact_id), SCOPES[int(rng.integers(len(SCOPES)))], seed=1000 * step + k)
+                fact(
+                    int(fact_id),
+                    SCOPES[int(rng.integers(len(SCOPES)))],
+                    seed=1000 * step + k,
+                    model=models[int(rng.integers(len(models)))],
+                )
                 for k, fact_id in enumerate(rng.choice(np.arange(100, 520), 6, replace=False))
             ]
+            model_of.update((write.fact_id, write.model) for write in writes)
             misses_before = cached.scope_cache.misses
             for index in (cached, plain):
                 await index.upsert(writes)
                 if step % 4 == 3:
                     await index.delete([writes[0].fact_id])
             for scope in SCOPES:
-                for query in [unit(1000 * step + k) for k in range(3)]:
-                    expected = await plain.search(scope, query, limit=1000)
-                    got = await cached.search(scope, query, limit=1000)
+                for query, model in [(unit(1000 * step + k), models[k % 2]) for k in range(4)]:
+                    expected = await plain.search(scope, query, model=model, limit=1000)
+                    got = await cached.search(scope, query, model=model, limit=1000)
+                    assert {model_of[fact_id] for fact_id in ids(expected)} <= {model}
                     assert ids(got) == ids(expected), (step, scope)
                     assert [h.similarity for h in got] == pytest.approx(
                         [h.similarity for h in expected], abs=1e-5
@@ -175,15 +192,15 @@ async def test_after_any_writes_the_cache_answers_as_lancedb_does(tmp_path: Path
 async def test_a_failed_write_drops_its_owners_entries(tmp_path: Path) -> None:
     index = await filled(tmp_path / "index")
     try:
-        await index.search(ALICE_DM, unit(1), limit=5)
-        await index.search(BOB_DM, unit(1), limit=5)
+        await index.search(ALICE_DM, unit(1), model="m", limit=5)
+        await index.search(BOB_DM, unit(1), model="m", limit=5)
         wrong = IndexedFact(600, BOB_DM.owner, BOB_DM.room, "x", np.ones(3, np.float32), "m")
         with pytest.raises(VectorIndexError):
             await index.upsert([wrong])
         misses_before = index.scope_cache.misses
-        await index.search(ALICE_DM, unit(1), limit=5)
+        await index.search(ALICE_DM, unit(1), model="m", limit=5)
         assert index.scope_cache.misses == misses_before
-        await index.search(BOB_DM, unit(1), limit=5)
+        await index.search(BOB_DM, unit(1), model="m", limit=5)
         assert index.scope_cache.misses == misses_before + 1  # Bob's scope read again
     finally:
         await index.aclose()
@@ -197,31 +214,35 @@ async def test_a_fill_that_overlapped_writes_is_kept_with_them_replayed(
     rows after them: Alice's new fact in, her deleted one out, Bob's new fact not hers."""
     cache = ScopeVectorCache(max_rows=100)
 
-    async def load_while_others_write(scope: Scope, limit: int) -> tuple[FactIds, Matrix]:
+    async def load_while_others_write(
+        scope: Scope, model: str, limit: int
+    ) -> tuple[FactIds, Matrix]:
         cache.rows_written([fact(2, ALICE_DM), fact(4, BOB_DM)])
         cache.facts_removed([1])
         loaded = [2, 3] if loaded_after_the_writes else [1, 3]
         return np.array(loaded, dtype=np.int64), np.stack([unit(n) for n in loaded])
 
-    rows = await cache.rows(ALICE_DM, load_while_others_write)
+    rows = await cache.rows(ALICE_DM, "m", load_while_others_write)
     assert rows is not None and sorted(rows.fact_ids) == [2, 3]
     assert cache.rows_held == 2
 
-    async def not_loaded_again(scope: Scope, limit: int) -> tuple[FactIds, Matrix]:
+    async def not_loaded_again(scope: Scope, model: str, limit: int) -> tuple[FactIds, Matrix]:
         raise AssertionError("the scope was kept: no second load")
 
-    again = await cache.rows(ALICE_DM, not_loaded_again)
+    again = await cache.rows(ALICE_DM, "m", not_loaded_again)
     assert again is not None and ids(again.search(unit(2), 5, None))[0] == 2
 
 
 async def test_a_fill_that_overlapped_a_failed_write_is_not_kept() -> None:
     cache = ScopeVectorCache(max_rows=100)
 
-    async def load_while_someone_writes(scope: Scope, limit: int) -> tuple[FactIds, Matrix]:
+    async def load_while_someone_writes(
+        scope: Scope, model: str, limit: int
+    ) -> tuple[FactIds, Matrix]:
         cache.owners_changed(["console:someone"])
         return np.array([1], dtype=np.int64), unit(1)[np.newaxis, :]
 
-    rows = await cache.rows(ALICE_DM, load_while_someone_writes)
+    rows = await cache.rows(ALICE_DM, "m", load_while_someone_writes)
     assert rows is not None and list(rows.fact_ids) == [1]
     assert cache.rows_held == 0
 
@@ -235,10 +256,10 @@ async def test_the_cache_is_bounded_and_large_scopes_are_searched_by_lancedb(
     await index.upsert([fact(300 + k, ALICE_ROOM) for k in range(60)])
     query = unit(1)
     try:
-        await index.search(ALICE_DM, query, limit=3)
-        await index.search(BOB_DM, query, limit=3)  # 60 rows > 50: Alice's entry goes
+        await index.search(ALICE_DM, query, model="m", limit=3)
+        await index.search(BOB_DM, query, model="m", limit=3)  # 60 rows > 50: Alice's entry goes
         assert index.scope_cache.rows_held == 30
-        big = await index.search(ALICE_ROOM, query, limit=60)
+        big = await index.search(ALICE_ROOM, query, model="m", limit=60)
         assert sorted(ids(big)) == list(range(300, 360))
         assert index.scope_cache.rows_held == 30
     finally:

@@ -3,12 +3,13 @@ vector row back from reconcile: only active facts have vectors.
 
 Reconcile reads the facts, embeds them, then writes their rows in a transaction of its own
 (:meth:`memory.store.vectors.PgVectorIndex.upsert`). Another process (a second store on the
-same database) moves Alice from Paris to Berlin through the real write path, which deletes
-Paris's row in its commit. Two orders are forced: the move commits before reconcile's write
-(the write reads the facts again under Alice's lock and leaves Paris out; without the status
-in that read, as before, Paris got its row back), or it arrives while reconcile's write
-holds Alice's lock (it waits for that commit, then deletes the row written; without the
-lock, with the facts' rows locked against deletion only, Paris got its row back).
+same database, still on the earlier model, whose vectors alone it searches) moves Alice from
+Paris to Berlin through the real write path, which deletes Paris's row in its commit. Two
+orders are forced: the move commits before reconcile's write (the write reads the facts again
+under Alice's lock and leaves Paris out; without the status in that read, as before, Paris
+got its row back), or it arrives while reconcile's write holds Alice's lock (it waits for
+that commit, then deletes the row written; without the lock, with the facts' rows locked
+against deletion only, Paris got its row back).
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from memory.embedding import FastEmbedEmbedder
+from memory.embedding import FastEmbedEmbedder, HashingEmbedder
 from memory.index import IndexedFact
 from memory.indexing import reconcile
 from memory.llm import LanguageModel, ScriptedLanguageModel
@@ -44,12 +45,15 @@ def moving_to_berlin() -> list[Step]:
     return [extracted("I live in Berlin"), decided((1, "UPDATE", 1))]
 
 
-async def paris_of_an_earlier_model(store: Store, embedder: FastEmbedEmbedder) -> Fact:
+def earlier_model() -> HashingEmbedder:
+    """The model before the configured one (test double), of the same dimension."""
+    return HashingEmbedder(dimension=384, model_name="test/an-earlier-model")
+
+
+async def paris_of_an_earlier_model(store: Store) -> Fact:
     """Paris with a vector that an earlier embedding model made: reconcile re-embeds it."""
     index = await PgVectorIndex.open(store.database, dimension=384)
-    (paris,) = await seed(store, index, embedder, ALICE, "I live in Paris")
-    async with store.transaction() as transaction:
-        await transaction.session.execute(update(FactVectorRow).values(model="an-earlier-model"))
+    (paris,) = await seed(store, index, earlier_model(), ALICE, "I live in Paris")
     return paris
 
 
@@ -64,8 +68,9 @@ async def check_only_berlin_has_a_vector(store: Store, embedder: FastEmbedEmbedd
     assert facts["I live in Paris"].status is FactStatus.SUPERSEDED
     assert facts["I live in Berlin"].status is FactStatus.ACTIVE
     assert await facts_with_vectors(store) == {facts["I live in Berlin"].id}
-    index = PgVectorIndex(store.database)
-    assert (await reconcile(store, index, embedder, dry_run=True)).in_step
+    # Berlin's row is of the earlier model: the next reconcile re-embeds it.
+    report = await reconcile(store, PgVectorIndex(store.database), embedder, dry_run=True)
+    assert (report.missing, report.stale, report.reembedded) == (0, 0, 1)
 
 
 @pytest.fixture
@@ -76,22 +81,24 @@ async def two_stores(
     url = await postgres.fresh_database()
     reconciling_store, other_store = await Store.open(url), await Store.open(url)
     try:
-        await paris_of_an_earlier_model(other_store, embedder)
+        await paris_of_an_earlier_model(other_store)
         yield reconciling_store, other_store
     finally:
         await reconciling_store.aclose()
         await other_store.aclose()
 
 
-def writer_of(store: Store, embedder: FastEmbedEmbedder, model: LanguageModel) -> MemoryWriter:
-    return MemoryWriter(store, PgVectorIndex(store.database), embedder, model, WriteSettings())
+def writer_of(store: Store, model: LanguageModel) -> MemoryWriter:
+    """The other process's writer, on the earlier model."""
+    index = PgVectorIndex(store.database)
+    return MemoryWriter(store, index, earlier_model(), model, WriteSettings())
 
 
 async def test_a_fact_superseded_before_reconciles_write_gets_no_row(
     two_stores: tuple[Store, Store], embedder: FastEmbedEmbedder
 ) -> None:
     reconciling_store, other_store = two_stores
-    writer = writer_of(other_store, embedder, ScriptedLanguageModel(moving_to_berlin()))
+    writer = writer_of(other_store, ScriptedLanguageModel(moving_to_berlin()))
     index = PausedIndex(PgVectorIndex(reconciling_store.database))
 
     reconciling = asyncio.create_task(reconcile(reconciling_store, index, embedder))
@@ -139,7 +146,7 @@ async def test_a_fact_superseded_during_reconciles_write_loses_its_row_after_it(
     model = GatedLanguageModel(
         moving_to_berlin(), held=lambda messages: not is_extraction(messages)
     )
-    writer = writer_of(other_store, embedder, model)
+    writer = writer_of(other_store, model)
     moving = asyncio.create_task(say(writer, ALICE, MOVE))
     await until(lambda: bool(model.waiting))
 

@@ -5,7 +5,10 @@ A real HTTP server (stdlib ``ThreadingHTTPServer`` in a thread). It answers like
 - ``POST /api/chat``: 404 ``{"error": "model \\"x\\" not found, try pulling it first"}`` for a
   model it does not have, otherwise the next scripted reply; with ``"stream": true`` the
   reply comes as NDJSON chunks ending with ``"done": true``;
-- ``GET /api/tags``: the models it has.
+- ``GET /api/tags``: the models it has;
+- ``POST /api/embed``: a vector of ``embedding_dimension`` numbers per input, from the text's
+  length and first letter; past ``embeds_before_hold`` requests, each waits for
+  ``embeds_released`` (a model that stalls midway, for a test that kills its client then).
 
 A scripted reply is a string, a callable computing one from the request body, ``DROP``
 (close the connection without answering, as a crashing server does), ``Slow(seconds, text)``
@@ -97,6 +100,10 @@ class OllamaServer(LoopbackServer):
     fallback: Reply | None = None
     responder: Callable[[dict[str, Any]], Reply] | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
+    embedding_dimension: int = 3
+    embeds_before_hold: int | None = None
+    embeds_released: threading.Event = field(default_factory=threading.Event)
+    embeds: int = 0  # requests to /api/embed so far
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -117,6 +124,12 @@ class OllamaServer(LoopbackServer):
         if self.responder is not None:
             return self.responder(body)
         return self.fallback
+
+    def vector_of(self, text: str) -> list[float]:
+        """The text's length and first letter (its meaning is not this server's job), then
+        zeros up to ``embedding_dimension``."""
+        head = [float(len(text)), float(ord(text[0]) if text else 0), 1.0]
+        return (head + [0.0] * self.embedding_dimension)[: self.embedding_dimension]
 
     def chat_chunk(
         self,
@@ -186,18 +199,20 @@ class OllamaServer(LoopbackServer):
                     self._answer(body, text)
 
             def _embed(self) -> None:
-                """One vector per input, from the text's length and first letter (the
-                meaning is not this server's job; what was sent is, in ``requests``)."""
+                """One vector per input (what was sent is recorded in ``requests``)."""
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
                 with owner._lock:
                     owner.requests.append(body)
+                    owner.embeds += 1
+                    hold_after = owner.embeds_before_hold
+                    held = hold_after is not None and owner.embeds > hold_after
+                if held:
+                    owner.embeds_released.wait(600.0)
                 if body.get("model") not in owner.models:
                     self._send(404, {"error": f'model "{body.get("model")}" not found'})
                     return
                 texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-                vectors = [
-                    [float(len(text)), float(ord(text[0]) if text else 0), 1.0] for text in texts
-                ]
+                vectors = [owner.vector_of(text) for text in texts]
                 self._send(200, {"model": body["model"], "embeddings": vectors})
 
             def _answer(self, body: dict[str, Any], text: str) -> None:

@@ -125,6 +125,7 @@ class LeakyIndex:
         scope: Scope,
         vector: npt.NDArray[np.float32],
         *,
+        model: str,
         limit: int,
         min_similarity: float | None = None,
     ) -> list[ScoredFactId]:

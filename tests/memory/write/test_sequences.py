@@ -25,7 +25,10 @@ from tests.memory.write.helpers import (
 
 async def index_ids(index: LanceFactIndex, embedder: FastEmbedEmbedder, text: str) -> list[int]:
     vector = (await embedder.embed([text]))[0]
-    return [hit.fact_id for hit in await index.search(ALICE, vector, limit=10)]
+    return [
+        hit.fact_id
+        for hit in await index.search(ALICE, vector, model=embedder.model_name, limit=10)
+    ]
 
 
 async def test_paris_then_berlin_keeps_one_location_and_the_history(
@@ -195,7 +198,9 @@ async def test_injected_database_id_of_another_scope_is_never_touched(
     # Bob's facts never reached Alice's prompt, and are still in the index.
     assert all("Rome" not in call.prompt_text for call in llm.calls)
     vector = (await embedder.embed(["chess"]))[0]
-    assert bob_chess.id in [hit.fact_id for hit in await index.search(BOB, vector, limit=5)]
+    assert bob_chess.id in [
+        hit.fact_id for hit in await index.search(BOB, vector, model=embedder.model_name, limit=5)
+    ]
 
 
 async def test_candidates_come_only_from_the_scope(
