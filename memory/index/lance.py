@@ -27,10 +27,8 @@ import lancedb
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.errors import VectorIndexError
-from memory.index.after_commit import AfterCommitWrites
 from memory.index.base import IndexedFact, ScoredFactId, StoredVector
 from memory.index.filters import ids_where, key_digest, scope_where
 from memory.index.scope_cache import FactIds, Matrix, ScopeVectorCache
@@ -207,10 +205,6 @@ class LanceFactIndex:
 
     async def _indexed_columns(self) -> set[str]:
         return {column for config in await self._table.list_indices() for column in config.columns}
-
-    def writes_in(self, session: AsyncSession) -> AfterCommitWrites:
-        """Written after the store's commit (this index is not in the database)."""
-        return AfterCommitWrites(self)
 
     async def upsert(self, facts: Sequence[IndexedFact]) -> None:
         if not facts:

@@ -8,8 +8,7 @@ active facts: the same "crashes" leave nothing stale there.
 from __future__ import annotations
 
 from memory.embedding import FastEmbedEmbedder, HashingEmbedder
-from memory.index import VectorIndex
-from memory.indexing import index_facts, reconcile
+from memory.indexing import Reconcilable, index_facts, reconcile
 from memory.records import FactStatus, NewFact
 from memory.scope import Scope
 from memory.store import Store
@@ -24,7 +23,7 @@ async def _add(store: Store, *texts: str) -> list[int]:
 
 
 async def _index(
-    store: Store, index: VectorIndex, embedder: FastEmbedEmbedder, *fact_ids: int
+    store: Store, index: Reconcilable, embedder: FastEmbedEmbedder, *fact_ids: int
 ) -> None:
     async with store.transaction() as transaction:
         facts = await transaction.facts.get_many(SCOPE, list(fact_ids))
@@ -32,7 +31,7 @@ async def _index(
 
 
 async def test_fact_committed_but_never_indexed_is_found_and_indexed(
-    store: Store, index: VectorIndex, embedder: FastEmbedEmbedder
+    store: Store, index: Reconcilable, embedder: FastEmbedEmbedder
 ) -> None:
     (fact_id,) = await _add(store, "I live in Paris")  # the crash: no index write followed
     assert await index.indexed_models() == {}
@@ -48,7 +47,7 @@ async def test_fact_committed_but_never_indexed_is_found_and_indexed(
 
 
 async def test_fact_deleted_in_sqlite_but_still_indexed_is_removed(
-    backend: str, store: Store, index: VectorIndex, embedder: FastEmbedEmbedder
+    backend: str, store: Store, index: Reconcilable, embedder: FastEmbedEmbedder
 ) -> None:
     kept_id, gone_id = await _add(store, "I like tea", "I like chess")
     # Indexed, then changed in the database: PostgreSQL's vector writes take their own
@@ -67,7 +66,7 @@ async def test_fact_deleted_in_sqlite_but_still_indexed_is_removed(
 
 
 async def test_erased_fact_still_indexed_is_removed(
-    backend: str, store: Store, index: VectorIndex, embedder: FastEmbedEmbedder
+    backend: str, store: Store, index: Reconcilable, embedder: FastEmbedEmbedder
 ) -> None:
     (fact_id,) = await _add(store, "I like chess")
     await _index(store, index, embedder, fact_id)
@@ -79,7 +78,7 @@ async def test_erased_fact_still_indexed_is_removed(
 
 
 async def test_changing_the_embedding_model_re_embeds(
-    store: Store, index: VectorIndex, embedder: FastEmbedEmbedder
+    store: Store, index: Reconcilable, embedder: FastEmbedEmbedder
 ) -> None:
     ids = await _add(store, "I like tea", "I have a dog")
     other_model = HashingEmbedder(dimension=384, model_name="test/other-model")
