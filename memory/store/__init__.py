@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from sqlalchemy import URL, select
+from sqlalchemy import URL, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.errors import StoreError
@@ -25,11 +25,10 @@ from memory.index.base import IndexedFact, IndexWrites
 from memory.pausing import PAUSED, RESUMED, pause_key
 from memory.priority import Priority
 from memory.records import Answer
-from memory.store.conversation import TurnRepository
+from memory.store.conversation import Accepted, TurnRepository
 from memory.store.database import Database, database_url, read_only_sqlite_url, sqlite_url
 from memory.store.facts import EventDraft, FactRepository, utc_now, visible_in
 from memory.store.forgetting import Erased, ForgetRepository
-from memory.store.intake import SETTING_VALUE, Accepted, Intake, take_in
 from memory.store.migrations import require_current_schema, upgrade_schema
 from memory.store.migrations.backup import delete_backups, expire_backups
 from memory.store.pending import PendingWriteRepository
@@ -45,7 +44,6 @@ __all__ = [
     "EventDraft",
     "FactRepository",
     "ForgetRepository",
-    "Intake",
     "PendingWriteRepository",
     "Store",
     "StoreTransaction",
@@ -60,6 +58,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+# Built once: the intake of every message reads the person's pause with it.
+SETTING_VALUE = select(SettingRow.value).where(SettingRow.key == bindparam("key"))
 # The tables that hold what people said or what was learned from it.
 PERSONAL_TABLES = ("facts", "fact_vectors", "fact_events", "messages", "pending_writes")
 
@@ -210,12 +210,6 @@ class Store:
             await writes.after_commit()
             if transaction.scrub:
                 await self._scrub_logged()
-
-    async def take_in(self, intake: Intake) -> Accepted:
-        """A person's message taken in, durably, before it is answered (see
-        :func:`memory.store.intake.take_in`)."""
-        async with self.transaction() as transaction:
-            return await take_in(transaction.turns, transaction.pending, intake)
 
     async def add_answer(self, answer: Answer) -> bool:
         """The bot's answer; nothing if the person's turn it answers was forgotten meanwhile."""

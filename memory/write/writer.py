@@ -21,6 +21,7 @@ as ``forget`` erases.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -30,9 +31,9 @@ from memory.errors import MemoryLayerError
 from memory.index.base import VectorIndex
 from memory.llm import LanguageModel
 from memory.priority import Priority, Replies
-from memory.records import Action, Actor, FactEvent, FactSource, PendingWrite
+from memory.records import Action, Actor, FactEvent, FactSource, PendingWrite, Role
 from memory.scope import Scope, ScopeMode
-from memory.store import Accepted, EventDraft, Intake, Store, utc_now
+from memory.store import Accepted, EventDraft, Store, utc_now
 from memory.write.background_model import BackgroundModel
 from memory.write.correction import plan_correction
 from memory.write.errors import UnusableModelOutput, WriteError
@@ -142,19 +143,31 @@ class MemoryWriter:
         A message with the same platform id and text taken in before is not stored or
         queued again (handed over twice). ``author_name`` and ``audience`` go with the turn
         (group-room context)."""
-        intake = Intake(
-            scope,
-            text,
-            message_time=message_time,
-            queued_at=self._clock(),
-            platform_message_id=platform_message_id,
-            author_name=author_name,
-            audience=audience,
-        )
-        accepted = await self._store.take_in(intake)
-        if accepted.pending_id is not None:
-            self.wake()
-        return accepted
+        async with self._store.transaction() as transaction:
+            turns = transaction.turns
+            if platform_message_id is not None:
+                earlier = await turns.person_turn(scope.room, scope.owner, platform_message_id)
+                if earlier is not None and earlier.text == text:
+                    return Accepted(earlier.id, platform_message_id, None, duplicate=True)
+            # Without a platform id the message gets one: forgetting finds its turn by it.
+            source = platform_message_id or f"local:{uuid.uuid4().hex}"
+            turn = await turns.add(
+                scope.room,
+                Role.USER,
+                text,
+                author=scope.owner,
+                created_at=message_time,
+                platform_message_id=source,
+                author_name=author_name,
+                audience=audience,
+            )
+            if await transaction.learning_paused(scope.owner):
+                return Accepted(turn.id, source, None)
+            queued = await transaction.pending.enqueue(
+                scope, text, message_time=message_time, now=self._clock(), source_message_id=source
+            )
+        self.wake()
+        return Accepted(turn.id, source, queued.id)
 
     async def correct(
         self, owner: str, room: str, turn_id: int, message_id: str, text: str, *, learn: bool
