@@ -1,7 +1,7 @@
 """Index writes kept during a store transaction and made after its commit.
 
-For an index outside the database (LanceDB files, the in-memory double): the database is
-the truth and commits first. A failure afterwards leaves the index behind, which is logged
+For an index outside the database (LanceDB files): the database is the truth and commits
+first. A failure afterwards leaves the index behind, which is logged
 here, once, for every write path alike, and repaired by reconcile (at start-up, on its
 schedule, and by the self-healing index); the committed change stands.
 """

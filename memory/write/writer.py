@@ -50,7 +50,6 @@ from memory.write.pipeline import (
     plan_message,
     plan_remembered,
 )
-from memory.write.queue import WriteQueue
 from memory.write.undo import UndoResult, undo_latest
 from memory.write.worker import QueueWorker
 
@@ -107,11 +106,11 @@ class MemoryWriter:
         background_llm = background_llm or BackgroundModel(llm, Replies())
         self._queue_parts = WriteParts(store, index, embedder, background_llm, settings.pipeline)
         self._clock = clock or utc_now
-        lease = timedelta(seconds=settings.claim_lease_seconds)
-        self._queue = WriteQueue(store, lease=lease, clock=self._clock)
         self.worker = QueueWorker(
-            self._queue,
+            store,
             self._process_claimed,
+            lease=timedelta(seconds=settings.claim_lease_seconds),
+            clock=self._clock,
             concurrency=settings.worker_concurrency,
             worker_id=worker_id,
         )
@@ -286,7 +285,13 @@ class MemoryWriter:
             if isinstance(error, UnusableModelOutput)
             else None
         )
-        await self._queue.reschedule(pending, worker, error=reason[:1000], delay=delay, event=event)
+        # Nothing if the row is gone or no longer ``worker``'s: a forgotten message leaves no trace.
+        async with self._store.transaction(priority=Priority.BACKGROUND) as transaction:
+            kept = await transaction.pending.reschedule(
+                pending.id, worker, error=reason[:1000], next_attempt_at=self._clock() + delay
+            )
+            if kept and event is not None:
+                await transaction.facts.record_event(Scope(pending.owner, pending.room), event)
 
 
 def unusable_output_event(error: UnusableModelOutput, source_message_id: str | None) -> EventDraft:
