@@ -32,7 +32,7 @@ import numpy as np
 from benchmarks.forget_cost import DIMENSION, MODEL, PEOPLE, facts, person
 from memory.index import LanceFactIndex
 from memory.index.lance import MERGE_INDICES_EVERY, table_folder
-from memory.index.tiers import layout_after_single_writes
+from tests.memory.tier_layout import layout_after_single_writes
 
 SEARCHES = 200
 SMALL_ONLY_TARGET = 8_192

@@ -17,7 +17,7 @@ from bot.core import ConversationCore, CoreSettings
 from bot.scheduler import MaintenanceScheduler, build_maintenance_scheduler
 from bot.websearch import SearxngAdvisor, SearxngClient, WebSearchAdvisor
 from memory.embedding import Embedder, EmbeddingBatcher
-from memory.index import VectorIndex
+from memory.indexing import Reconcilable
 from memory.llm import LanguageModel
 from memory.priority import Replies
 from memory.recall import Recaller, Reranker
@@ -36,7 +36,7 @@ class Application:
     writer: MemoryWriter
     recaller: Recaller
     store: Store
-    index: VectorIndex
+    index: Reconcilable
     embedder: Embedder
     llm: LanguageModel
     scheduler: MaintenanceScheduler

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from bot.config import Config, EmbeddingSettings, LLMSettings, MemorySettings
 from memory.embedding import Embedder, FastEmbedEmbedder, OllamaEmbedder
 from memory.errors import LockTimeoutError, VectorIndexError
-from memory.index import HealingIndex, VectorIndex
-from memory.indexing import reconcile
+from memory.index import HealingIndex
+from memory.indexing import Reconcilable, reconcile
 from memory.llm import LanguageModel
 from memory.llm.ollama_backend import OllamaLanguageModel
 from memory.llm.openai_backend import OpenAILanguageModel
@@ -89,7 +89,7 @@ async def embedding_dimension(embedder: Embedder) -> int:
 @dataclass
 class MemoryComponents:
     store: Store
-    index: VectorIndex
+    index: Reconcilable
     embedder: Embedder
     # SQLite's LanceDB index repairs itself (the same object as ``index``); PostgreSQL's
     # vectors are written in the facts' own transactions and need no healing (None).

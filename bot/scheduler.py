@@ -32,7 +32,7 @@ from bot.config import Config
 from memory.consolidation import ConsolidationSettings, consolidate
 from memory.embedding.base import Embedder
 from memory.index.base import VectorIndex
-from memory.indexing import reconcile
+from memory.indexing import Reconcilable, reconcile
 from memory.llm.base import LanguageModel
 from memory.priority import Priority
 from memory.store import Store, utc_now
@@ -198,7 +198,7 @@ def consolidation_job(
     return Job(CONSOLIDATION, interval, run)
 
 
-def reconcile_job(config: Config, store: Store, index: VectorIndex, embedder: Embedder) -> Job:
+def reconcile_job(config: Config, store: Store, index: Reconcilable, embedder: Embedder) -> Job:
     async def run() -> str:
         report = await reconcile(store, index, embedder)
         return f"{report.missing} missing, {report.stale} stale, {report.reembedded} re-embedded"
@@ -238,7 +238,7 @@ def purge_job(
 
 
 def storage_job(
-    config: Config, store: Store, index: VectorIndex, clock: Callable[[], datetime] = utc_now
+    config: Config, store: Store, index: Reconcilable, clock: Callable[[], datetime] = utc_now
 ) -> Job:
     retention = timedelta(days=config.scheduler.upgrade_backup_retention_days)
 
@@ -258,7 +258,7 @@ def storage_job(
 def build_jobs(
     config: Config,
     store: Store,
-    index: VectorIndex,
+    index: Reconcilable,
     embedder: Embedder,
     model: LanguageModel | None,
     writer: PendingWriteProcessor | None,
@@ -280,7 +280,7 @@ def build_jobs(
 def build_maintenance_scheduler(
     config: Config,
     store: Store,
-    index: VectorIndex,
+    index: Reconcilable,
     embedder: Embedder,
     model: LanguageModel | None,
     writer: PendingWriteProcessor | None,

@@ -1,6 +1,6 @@
 """A process that applies queued writes (``mnemo worker``), beside the bot, on PostgreSQL.
 
-It claims from the shared queue (:class:`memory.write.queue.WriteQueue`), takes part
+It claims from the shared queue (:class:`memory.write.worker.QueueWorker`), takes part
 in the scheduled jobs (each runs once across all processes), and looks at the queue every
 ``poll_seconds`` as well as whenever its own work ends: the bot that queued a message is
 another process and cannot wake it. It stops on SIGTERM or SIGINT, giving the writes in

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from memory.embedding.base import Embedder, Vectors
 from memory.index.base import IndexedFact, IndexWrites, VectorIndex
@@ -24,6 +25,19 @@ from memory.records import Fact
 from memory.store import Store
 
 log = logging.getLogger(__name__)
+
+
+class Reconcilable(VectorIndex, Protocol):
+    """An index as its owner (the composition root, reconcile, the storage job) sees it."""
+
+    async def indexed_models(self) -> dict[int, str]:
+        """Every indexed fact id with the embedding model that made its vector."""
+        ...
+
+    async def optimize(self) -> None:
+        """Housekeeping after many small writes (compaction, index refresh, old versions
+        removed)."""
+        ...
 
 
 def to_indexed(facts: Sequence[Fact], vectors: Vectors, model: str) -> list[IndexedFact]:
@@ -63,7 +77,7 @@ class ReconcileReport:
 
 async def reconcile(
     store: Store,
-    index: VectorIndex,
+    index: Reconcilable,
     embedder: Embedder,
     *,
     dry_run: bool = False,

@@ -5,7 +5,7 @@ for the answer: the intake, the answer, a command) and ``BACKGROUND`` (the write
 consolidation, maintenance). Two things use them:
 
 - :class:`Turns`, one at a time in priority order: the store's writer
-  (:mod:`memory.store.writer`) serves waiting write transactions with it.
+  (:meth:`memory.store.database.Database.writing`) serves waiting write transactions with it.
 - :class:`Replies`, the replies in progress: background model calls
   (:mod:`memory.write.background_model`) are not sent while a reply is prepared, and one
   already at the model server gives way when a reply starts.

@@ -12,7 +12,8 @@ import pytest
 from sqlalchemy import URL
 
 from memory.embedding import FastEmbedEmbedder
-from memory.index import LanceFactIndex, VectorIndex
+from memory.index import LanceFactIndex
+from memory.indexing import Reconcilable
 from memory.store import Store
 from memory.store.vectors import PgVectorIndex
 from tests.mounts import tmpfs
@@ -109,7 +110,7 @@ async def new_database(backend: str, directory: Path, request: pytest.FixtureReq
 
 async def open_index(
     backend: str, store: Store, directory: Path, *, dimension: int = 384
-) -> VectorIndex:
+) -> Reconcilable:
     """The index that goes with ``store``: LanceDB files beside SQLite, or pgvector rows in
     the same PostgreSQL database. LanceDB's full-text index is built, as with hybrid recall
     on (without it full-text search works, and ranks by other statistics)."""
@@ -121,7 +122,7 @@ async def open_index(
 
 
 @pytest.fixture
-async def index(backend: str, store: Store, tmp_path: Path) -> AsyncIterator[VectorIndex]:
+async def index(backend: str, store: Store, tmp_path: Path) -> AsyncIterator[Reconcilable]:
     opened = await open_index(backend, store, tmp_path)
     yield opened
     await opened.aclose()

@@ -19,9 +19,9 @@ from bot.data_folder import readable_problem, running_holder
 from bot.doctor.base import CheckResult
 from memory.embedding.languages import MULTILINGUAL_MODEL, english_first, share_not_english
 from memory.errors import MemoryLayerError, VectorIndexError
-from memory.index import LanceFactIndex, VectorIndex
+from memory.index import LanceFactIndex
 from memory.index.lance import folder_bytes, read_space
-from memory.indexing import reconcile
+from memory.indexing import Reconcilable, reconcile
 from memory.store import Store, read_only_sqlite_url
 from memory.store.migrations import SchemaState, describe, inspect_schema
 from memory.store.space import DatabaseSpace, database_space
@@ -182,7 +182,7 @@ async def compare_index(config: Config, lance: LanceFactIndex | None) -> CheckRe
     are pgvector rows in the PostgreSQL database itself)."""
     embedder = build_embedder(config.embedding)
     store = Store.open_read_only(config.storage.database)
-    index: VectorIndex = PgVectorIndex(store.database) if lance is None else lance
+    index: Reconcilable = PgVectorIndex(store.database) if lance is None else lance
     try:
         if lance is not None:
             if await lance.dimension() != await embedding_dimension(embedder):

@@ -1,7 +1,7 @@
 """Index writes kept during a store transaction and made after its commit.
 
-For an index outside the database (LanceDB files, the in-memory double): the database is
-the truth and commits first. A failure afterwards leaves the index behind, which is logged
+For an index outside the database (LanceDB files): the database is the truth and commits
+first. A failure afterwards leaves the index behind, which is logged
 here, once, for every write path alike, and repaired by reconcile (at start-up, on its
 schedule, and by the self-healing index); the committed change stands.
 """
@@ -10,24 +10,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Protocol
 
 from memory.errors import MemoryLayerError
-from memory.index.base import IndexedFact
+from memory.index.base import IndexedFact, IndexWrites
 
 log = logging.getLogger(__name__)
 
 
-class WritableIndex(Protocol):
-    async def upsert(self, facts: Sequence[IndexedFact]) -> None: ...
-
-    async def delete(self, fact_ids: Sequence[int]) -> None: ...
-
-    async def erase(self, fact_ids: Sequence[int]) -> None: ...
-
-
 class AfterCommitWrites:
-    def __init__(self, index: WritableIndex) -> None:
+    def __init__(self, index: IndexWrites) -> None:
         self._index = index
         self._upserts: list[IndexedFact] = []
         self._deletes: list[int] = []

@@ -8,7 +8,6 @@ from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.scope import Scope
 
@@ -46,39 +45,13 @@ class IndexWrites(Protocol):
 
     async def delete(self, fact_ids: Sequence[int]) -> None: ...
 
-
-class TransactionIndexWrites(IndexWrites, Protocol):
-    """An index's part in one store transaction (see :meth:`VectorIndex.writes_in`)."""
-
-    async def erase(self, fact_ids: Sequence[int]) -> None:
-        """The rows of facts a person had forgotten: gone from every file once the
-        transaction has committed and :meth:`after_commit` returned."""
-        ...
-
-    async def after_commit(self) -> None:
-        """Called once the store's transaction has committed (never after a rollback)."""
-        ...
-
-
-class VectorIndex(Protocol):
-    def writes_in(self, session: AsyncSession) -> TransactionIndexWrites:
-        """How this index takes part in the store transaction on ``session``.
-
-        pgvector writes its rows in that very transaction, so facts and vectors commit
-        together. An index of its own files (LanceDB) keeps the writes and makes them after
-        the commit; a crash in between leaves it behind, and reconcile repairs that.
-        """
-        ...
-
-    async def upsert(self, facts: Sequence[IndexedFact]) -> None: ...
-
-    async def delete(self, fact_ids: Sequence[int]) -> None: ...
-
     async def erase(self, fact_ids: Sequence[int]) -> None:
         """Delete the rows and leave no trace of them, or of any row deleted before, in
         whatever the index stores (for ``forget``: gone for good when this returns)."""
         ...
 
+
+class VectorIndex(IndexWrites, Protocol):
     async def search(
         self,
         scope: Scope,
@@ -92,15 +65,6 @@ class VectorIndex(Protocol):
         ``vector``), most similar first (cosine). Both conditions are in the query: after a
         change of model, a fact not yet re-embedded is not found, rather than compared with
         a vector of another model."""
-        ...
-
-    async def indexed_models(self) -> dict[int, str]:
-        """Every indexed fact id with the embedding model that made its vector."""
-        ...
-
-    async def optimize(self) -> None:
-        """Housekeeping after many small writes (compaction, index refresh, old versions
-        removed)."""
         ...
 
     async def aclose(self) -> None: ...

@@ -26,10 +26,8 @@ from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.errors import VectorIndexError
-from memory.index.after_commit import AfterCommitWrites
 from memory.index.base import IndexedFact, ScoredFactId
 from memory.index.lance import (
     LANCE_ERRORS,
@@ -216,10 +214,6 @@ class HealingIndex:
             raise IndexRebuildingError(
                 "the vector index is being rebuilt from the database", rebuild=self.rebuilds
             )
-
-    def writes_in(self, session: AsyncSession) -> AfterCommitWrites:
-        """Written after the store's commit (this index is not in the database)."""
-        return AfterCommitWrites(self)
 
     async def upsert(self, facts: Sequence[IndexedFact]) -> None:
         await self._guarded(lambda index: index.upsert(facts))

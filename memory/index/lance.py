@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -27,10 +28,8 @@ import lancedb
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.errors import VectorIndexError
-from memory.index.after_commit import AfterCommitWrites
 from memory.index.base import IndexedFact, ScoredFactId, StoredVector
 from memory.index.filters import ids_where, key_digest, model_where, scope_where
 from memory.index.scope_cache import FactIds, Matrix, ScopeVectorCache
@@ -93,6 +92,15 @@ class IndexSpace:
         return max(0, self.folder_bytes - self.live_bytes)
 
 
+@contextmanager
+def failing(message: str) -> Iterator[None]:
+    """LanceDB's errors inside, raised as :class:`VectorIndexError` ("message: error")."""
+    try:
+        yield
+    except LANCE_ERRORS as error:
+        raise VectorIndexError(f"{message}: {error}") from error
+
+
 def folder_bytes(path: Path) -> int:
     return sum(item.stat().st_size for item in path.rglob("*") if item.is_file())
 
@@ -147,7 +155,7 @@ class LanceFactIndex:
         works without it, slower).
         """
         directory = Path(path)
-        try:
+        with failing(f"cannot open the vector index at {directory}"):
             connection = await _connect(directory)
             tables = (await connection.list_tables()).tables
             table = None
@@ -169,10 +177,6 @@ class LanceFactIndex:
             )
             await index._create_indices(full_text_index)
             return index
-        except LANCE_ERRORS as error:
-            raise VectorIndexError(
-                f"cannot open the vector index at {directory}: {error}"
-            ) from error
 
     @classmethod
     async def open_read_only(cls, path: Path | str) -> LanceFactIndex | None:
@@ -182,20 +186,14 @@ class LanceFactIndex:
         # connect_async creates a missing folder: look before connecting.
         if not (directory / f"{TABLE_NAME}.lance").is_dir():
             return None
-        try:
+        with failing(f"cannot open the vector index at {directory}"):
             connection = await _connect(directory)
             table = await connection.open_table(TABLE_NAME)
-        except LANCE_ERRORS as error:
-            raise VectorIndexError(
-                f"cannot open the vector index at {directory}: {error}"
-            ) from error
         return cls(table, directory)
 
     async def dimension(self) -> int:
-        try:
+        with failing("cannot read the vector index"):
             return _vector_dimension(await self._table.schema())
-        except LANCE_ERRORS as error:
-            raise VectorIndexError(f"cannot read the vector index: {error}") from error
 
     async def _create_indices(self, full_text: bool) -> None:
         indexed = await self._indexed_columns()
@@ -207,10 +205,6 @@ class LanceFactIndex:
 
     async def _indexed_columns(self) -> set[str]:
         return {column for config in await self._table.list_indices() for column in config.columns}
-
-    def writes_in(self, session: AsyncSession) -> AfterCommitWrites:
-        """Written after the store's commit (this index is not in the database)."""
-        return AfterCommitWrites(self)
 
     async def upsert(self, facts: Sequence[IndexedFact]) -> None:
         if not facts:
@@ -228,16 +222,15 @@ class LanceFactIndex:
         ]
         written = False
         try:
-            await (
-                self._table.merge_insert("fact_id")
-                .when_matched_update_all()
-                .when_not_matched_insert_all()
-                .execute(rows)
-            )
-            written = True
-            await self._count_write()
-        except LANCE_ERRORS as error:
-            raise VectorIndexError(f"cannot write to the vector index: {error}") from error
+            with failing("cannot write to the vector index"):
+                await (
+                    self._table.merge_insert("fact_id")
+                    .when_matched_update_all()
+                    .when_not_matched_insert_all()
+                    .execute(rows)
+                )
+                written = True
+                await self._count_write()
         finally:
             if written:
                 self.scope_cache.rows_written(facts)
@@ -248,10 +241,9 @@ class LanceFactIndex:
         if not fact_ids:
             return
         try:
-            await self._table.delete(ids_where(list(fact_ids)))
-            await self._count_write()
-        except LANCE_ERRORS as error:
-            raise VectorIndexError(f"cannot delete from the vector index: {error}") from error
+            with failing("cannot delete from the vector index"):
+                await self._table.delete(ids_where(list(fact_ids)))
+                await self._count_write()
         finally:
             self.scope_cache.facts_removed(fact_ids)
 
@@ -276,18 +268,16 @@ class LanceFactIndex:
         )
         if min_similarity is not None:
             query = query.distance_range(upper_bound=1.0 - min_similarity)
-        try:
+        with failing("cannot search the vector index"):
             async with self._files.reader:
                 rows = await query.to_list()
-        except LANCE_ERRORS as error:
-            raise VectorIndexError(f"cannot search the vector index: {error}") from error
         # LanceDB's cosine distance is 1 - cosine similarity.
         return [ScoredFactId(int(row["fact_id"]), 1.0 - float(row["_distance"])) for row in rows]
 
     async def _scope_rows(self, scope: Scope, model: str, limit: int) -> tuple[FactIds, Matrix]:
         """At most ``limit`` rows of ``scope`` made by ``model``: their ids and vectors (for
         the scope cache)."""
-        try:
+        with failing("cannot search the vector index"):
             async with self._files.reader:
                 table = await (
                     self._table.query()
@@ -301,8 +291,6 @@ class LanceFactIndex:
             values = table["vector"].combine_chunks().flatten().to_numpy()
             shape = (len(fact_ids), dimension)
             vectors: Matrix = np.asarray(values, dtype=np.float32).reshape(shape)
-        except LANCE_ERRORS as error:
-            raise VectorIndexError(f"cannot search the vector index: {error}") from error
         return fact_ids, vectors
 
     async def full_text_search(self, scope: Scope, query: str, *, limit: int) -> list[ScoredFactId]:
@@ -313,7 +301,7 @@ class LanceFactIndex:
         """
         if not query.strip():
             return []
-        try:
+        with failing("cannot search the facts' text"):
             async with self._files.reader:
                 rows = await (
                     self._table.query()
@@ -323,15 +311,13 @@ class LanceFactIndex:
                     .limit(limit)
                     .to_list()
                 )
-        except LANCE_ERRORS as error:
-            raise VectorIndexError(f"cannot search the facts' text: {error}") from error
         return [ScoredFactId(int(row["fact_id"]), float(row["_score"])) for row in rows]
 
     async def stored_vectors(self, fact_ids: Sequence[int]) -> dict[int, StoredVector]:
         """The vectors held for these facts, with their model (``mnemo copy-store``)."""
         if not fact_ids:
             return {}
-        try:
+        with failing("cannot read the vector index"):
             async with self._files.reader:
                 table = await (
                     self._table.query()
@@ -339,8 +325,6 @@ class LanceFactIndex:
                     .select(["fact_id", "model", "vector"])
                     .to_arrow()
                 )
-        except LANCE_ERRORS as error:
-            raise VectorIndexError(f"cannot read the vector index: {error}") from error
         dimension = _vector_dimension(table.schema)
         values = table["vector"].combine_chunks().flatten().to_numpy()
         vectors = np.asarray(values, dtype=np.float32).reshape(table.num_rows, dimension)
@@ -351,17 +335,15 @@ class LanceFactIndex:
         }
 
     async def indexed_models(self) -> dict[int, str]:
-        try:
+        with failing("cannot read the vector index"):
             async with self._files.reader:
                 rows = await self._table.query().select(["fact_id", "model"]).to_arrow()
-        except LANCE_ERRORS as error:
-            raise VectorIndexError(f"cannot read the vector index: {error}") from error
         return dict(zip(rows["fact_id"].to_pylist(), rows["model"].to_pylist(), strict=True))
 
     async def verify(self) -> None:
         """Read every row, column and index of the current version from disk; raises
         :class:`VectorIndexError` if any of it is unreadable (zeroed, overwritten, gone)."""
-        try:
+        with failing(f"the vector index at {self.path} is unreadable"):
             probe = np.ones(_vector_dimension(await self._table.schema()), dtype=np.float32)
             async with self._files.reader:
                 async for _ in await self._table.query().to_batches():
@@ -369,10 +351,6 @@ class LanceFactIndex:
                 await self._table.vector_search(probe).where("owner_digest = ''").to_list()
                 if "text" in await self._indexed_columns():
                     await self._table.query().nearest_to_text("probe", columns="text").to_list()
-        except LANCE_ERRORS as error:
-            raise VectorIndexError(
-                f"the vector index at {self.path} is unreadable: {error}"
-            ) from error
 
     async def count(self) -> int:
         async with self._files.reader:
@@ -380,10 +358,8 @@ class LanceFactIndex:
 
     async def optimize(self) -> None:
         """Compact small fragments, index the new rows, and remove every older version."""
-        try:
+        with failing("cannot compact the vector index"):
             await self._optimize()
-        except LANCE_ERRORS as error:
-            raise VectorIndexError(f"cannot compact the vector index: {error}") from error
 
     async def erase(self, fact_ids: Sequence[int]) -> None:
         """Delete the rows, and leave no byte of them (or of any row deleted before) in any
@@ -395,16 +371,15 @@ class LanceFactIndex:
         documents) is built anew, and every older version is removed.
         """
         try:
-            if fact_ids:
-                await self._table.delete(ids_where(list(fact_ids)))
-            await self._table.update(
-                updates_sql={column: column for column in COLUMNS}, where="true"
-            )
-            if "text" in await self._indexed_columns():
-                await self._table.create_index("text", config=lancedb.index.FTS(), replace=True)
-            await self._optimize()
-        except LANCE_ERRORS as error:
-            raise VectorIndexError(f"cannot erase from the vector index: {error}") from error
+            with failing("cannot erase from the vector index"):
+                if fact_ids:
+                    await self._table.delete(ids_where(list(fact_ids)))
+                await self._table.update(
+                    updates_sql={column: column for column in COLUMNS}, where="true"
+                )
+                if "text" in await self._indexed_columns():
+                    await self._table.create_index("text", config=lancedb.index.FTS(), replace=True)
+                await self._optimize()
         finally:
             self.scope_cache.clear()
 
@@ -415,13 +390,11 @@ class LanceFactIndex:
 
     async def space(self) -> IndexSpace:
         """The folder's size, and how much of it the current rows and indices need."""
-        try:
+        with failing("cannot read the vector index"):
             async with self._files.reader:
                 stats = await self._table.stats()
                 indices = await self._table.list_indices()
                 versions = len(await self._table.list_versions())
-        except LANCE_ERRORS as error:
-            raise VectorIndexError(f"cannot read the vector index: {error}") from error
         index_bytes = sum(int(config.size_bytes or 0) for config in indices)
         fragments = stats["fragment_stats"]
         stored_rows = fragments["num_fragments"] * fragments["lengths"]["mean"]

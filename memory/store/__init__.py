@@ -16,24 +16,25 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from sqlalchemy import URL, select
+from sqlalchemy import URL, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.errors import StoreError
-from memory.index.base import IndexedFact, TransactionIndexWrites, VectorIndex
+from memory.index.after_commit import AfterCommitWrites
+from memory.index.base import IndexedFact, IndexWrites
 from memory.pausing import PAUSED, RESUMED, pause_key
 from memory.priority import Priority
 from memory.records import Answer
-from memory.store.conversation import TurnRepository
+from memory.store.conversation import Accepted, TurnRepository
 from memory.store.database import Database, database_url, read_only_sqlite_url, sqlite_url
 from memory.store.facts import EventDraft, FactRepository, utc_now, visible_in
 from memory.store.forgetting import Erased, ForgetRepository
-from memory.store.intake import SETTING_VALUE, Accepted, Intake, take_in
 from memory.store.migrations import require_current_schema, upgrade_schema
 from memory.store.migrations.backup import delete_backups, expire_backups
 from memory.store.pending import PendingWriteRepository
 from memory.store.people_lock import lock_people
 from memory.store.schema import SettingRow
+from memory.store.vectors import PgVectorIndex, PgVectorWrites
 
 __all__ = [
     "PERSONAL_TABLES",
@@ -43,7 +44,6 @@ __all__ = [
     "EventDraft",
     "FactRepository",
     "ForgetRepository",
-    "Intake",
     "PendingWriteRepository",
     "Store",
     "StoreTransaction",
@@ -58,6 +58,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+# Built once: the intake of every message reads the person's pause with it.
+SETTING_VALUE = select(SettingRow.value).where(SettingRow.key == bindparam("key"))
 # The tables that hold what people said or what was learned from it.
 PERSONAL_TABLES = ("facts", "fact_vectors", "fact_events", "messages", "pending_writes")
 
@@ -85,12 +87,24 @@ class WithoutIndex:
         )
 
 
+# How a transaction writes index rows: inside it (pgvector), after its commit, or never.
+TransactionWrites = PgVectorWrites | AfterCommitWrites | WithoutIndex
+
+
+def index_writes(session: AsyncSession, index: IndexWrites | None) -> TransactionWrites:
+    if index is None:
+        return WithoutIndex()
+    if isinstance(index, PgVectorIndex):
+        return index.writes_in(session)
+    return AfterCommitWrites(index)
+
+
 @dataclass(slots=True)
 class StoreTransaction:
     """The repositories of one transaction: all they do commits together or not at all.
 
-    ``index`` takes the vector rows of the facts it changes; the index decides whether they
-    are written inside this transaction (pgvector) or after its commit (LanceDB).
+    ``index`` takes the vector rows of the facts it changes: written inside this transaction
+    (pgvector) or after its commit (any other index).
     """
 
     session: AsyncSession
@@ -98,7 +112,7 @@ class StoreTransaction:
     turns: TurnRepository
     pending: PendingWriteRepository
     forget: ForgetRepository
-    index: TransactionIndexWrites
+    index: TransactionWrites
     # Set by :meth:`forgotten`: the files are scrubbed after the commit.
     scrub: bool = False
 
@@ -137,7 +151,7 @@ class StoreTransaction:
         return list((await self.session.scalars(query)).all())
 
 
-def repositories(session: AsyncSession, index: TransactionIndexWrites) -> StoreTransaction:
+def repositories(session: AsyncSession, index: TransactionWrites) -> StoreTransaction:
     return StoreTransaction(
         session=session,
         facts=FactRepository(session),
@@ -178,31 +192,24 @@ class Store:
 
     @asynccontextmanager
     async def transaction(
-        self, *, index: VectorIndex | None = None, priority: Priority = Priority.REPLY
+        self, *, index: IndexWrites | None = None, priority: Priority = Priority.REPLY
     ) -> AsyncIterator[StoreTransaction]:
         """A transaction that may write, in this process's turn to write (``REPLY``: someone
         waits for it; the write queue and maintenance pass ``BACKGROUND``).
 
-        With ``index``, the facts it changes are kept in step there too (see
-        :meth:`memory.index.base.VectorIndex.writes_in`): written inside the transaction
-        (pgvector), or after its commit within the same turn (LanceDB). A failure there
+        With ``index``, the facts it changes are kept in step there too: written inside the
+        transaction (pgvector), or after its commit within the same turn. A failure there
         leaves the index behind, which is logged and repaired by reconcile; the committed
         change stands.
         """
         async with self.database.writing(priority):
             async with self.database.session() as session:
-                writes = WithoutIndex() if index is None else index.writes_in(session)
+                writes = index_writes(session, index)
                 transaction = repositories(session, writes)
                 yield transaction
             await writes.after_commit()
             if transaction.scrub:
                 await self._scrub_logged()
-
-    async def take_in(self, intake: Intake) -> Accepted:
-        """A person's message taken in, durably, before it is answered (see
-        :func:`memory.store.intake.take_in`)."""
-        async with self.transaction() as transaction:
-            return await take_in(transaction.turns, transaction.pending, intake)
 
     async def add_answer(self, answer: Answer) -> bool:
         """The bot's answer; nothing if the person's turn it answers was forgotten meanwhile."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from types import SimpleNamespace as Inserted
 from typing import Any
@@ -26,6 +27,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.records import Answer, ConversationTurn, Role
 from memory.store.schema import MESSAGES, MessageRow, UTCDateTime, record_of, rowcount
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """A person's message as taken in: its turn, and its queued write (``None`` when they
+    paused learning or the message was taken in before)."""
+
+    turn_id: int
+    source_message_id: str
+    pending_id: int | None
+    duplicate: bool = False
 
 
 def to_turn(row: MessageRow | Row[Any] | Inserted) -> ConversationTurn:

@@ -165,12 +165,6 @@ class Database:
             yield
 
     @asynccontextmanager
-    async def transaction(self, priority: Priority) -> AsyncIterator[AsyncSession]:
-        """A session inside one transaction that may write, in this process's turn."""
-        async with self.writing(priority), self.session() as session:
-            yield session
-
-    @asynccontextmanager
     async def session(self) -> AsyncIterator[AsyncSession]:
         """A session inside one transaction: committed on success, rolled back on error.
         On SQLite only the store's writer opens one that writes (WAL: reads run beside it)."""

@@ -253,23 +253,22 @@ class FactRepository:
         return ids
 
     async def erase_ids(self, scope: Scope, ids: Sequence[int]) -> None:
-        if not ids:
-            return
-        id_list = list(ids)
+        if ids:
+            await self._delete(list(ids), visible_in(scope), FactEventRow.owner == scope.owner)
+
+    async def _delete(
+        self, ids: list[int], facts: ColumnElement[bool], events: ColumnElement[bool]
+    ) -> None:
+        """Delete facts by id, their events, and the links of newer versions to them."""
         await self.session.execute(
             delete(FactEventRow).where(
-                FactEventRow.owner == scope.owner,
-                or_(FactEventRow.fact_id.in_(id_list), FactEventRow.related_fact_id.in_(id_list)),
+                events, or_(FactEventRow.fact_id.in_(ids), FactEventRow.related_fact_id.in_(ids))
             )
         )
         await self.session.execute(
-            update(FactRow)
-            .where(visible_in(scope), FactRow.superseded_by.in_(id_list))
-            .values(superseded_by=None)
+            update(FactRow).where(facts, FactRow.superseded_by.in_(ids)).values(superseded_by=None)
         )
-        await self.session.execute(
-            delete(FactRow).where(visible_in(scope), FactRow.id.in_(id_list))
-        )
+        await self.session.execute(delete(FactRow).where(facts, FactRow.id.in_(ids)))
 
     async def record_event(self, scope: Scope, draft: EventDraft) -> FactEvent:
         values = {
@@ -443,17 +442,8 @@ class FactRepository:
             )
             frontier = [i for i in (await self.session.scalars(older)).all() if i not in chain]
             chain.extend(frontier)
-        if not chain:
-            return []
-        await self.session.execute(
-            delete(FactEventRow).where(
-                or_(FactEventRow.fact_id.in_(chain), FactEventRow.related_fact_id.in_(chain))
-            )
-        )
-        await self.session.execute(
-            update(FactRow).where(FactRow.superseded_by.in_(chain)).values(superseded_by=None)
-        )
-        await self.session.execute(delete(FactRow).where(FactRow.id.in_(chain)))
+        if chain:
+            await self._delete(chain, true(), true())
         return chain
 
     async def _row(self, scope: Scope, fact_id: int) -> FactRow | None:

@@ -86,7 +86,7 @@ NEXT_ROWS = (
 )
 NEXT_ROW_OF = select(PENDING_WRITES).where(next_row(), PENDING_WRITES.c.owner == bindparam("owner"))
 NEXT_ROW_OF_LOCKED = NEXT_ROW_OF.with_for_update(skip_locked=True, of=PENDING_WRITES)
-# Built once: every message a person sends queues one (see memory.store.intake).
+# Built once: every message a person sends queues one (``MemoryWriter.accept``).
 INSERT_PENDING = insert(PENDING_WRITES).returning(PENDING_WRITES.c.id)
 
 

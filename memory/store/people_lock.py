@@ -6,7 +6,7 @@ database. Whatever changes one person's facts (a queued write's commit, ``rememb
 lock first, so two such transactions of one person never overlap: a forget cannot miss the
 facts a worker commits at the same moment, and a queue claim skips a person whose memory is
 being changed. The lock ends with the transaction. On SQLite one process owns the database
-and its in-process locks (``KeyedLocks``) already do this: nothing is taken.
+and its one writer already orders these transactions: nothing is taken.
 
 Keys are (namespace, hashtext(owner)): two people whose names hash alike only wait for each
 other, which is slower, never wrong.

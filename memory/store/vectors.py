@@ -6,12 +6,9 @@ ever ranked, and only rows of the query vector's embedding model. Search is exac
 (the scope's rows come by the ``(owner, room, status)`` index, then every one is compared):
 docs/benchmarks.md has the numbers against an HNSW index with the filter.
 
-Writes made by the write path go through :class:`PgVectorWrites` inside the store's own
-transaction, so facts and vectors commit together and reconcile has nothing to do. The
-methods of :class:`PgVectorIndex` that write (reconcile's repairs, re-embedding) open a
-transaction of their own; the foreign key to the facts (``ON DELETE CASCADE``) and the
-people's locks :meth:`PgVectorIndex.upsert` takes make the store's index gate hold across
-processes (reconcile's deletes are made in a store transaction that holds them too).
+The store writes through :class:`PgVectorWrites` inside its own transaction, so facts and
+vectors commit together. The methods of :class:`PgVectorIndex` that write open a
+transaction of their own, under the people's locks.
 """
 
 from __future__ import annotations
@@ -133,15 +130,12 @@ class PgVectorIndex:
         """Write the rows of the facts still active, in a transaction of its own that holds
         their owners' locks (:mod:`memory.store.people_lock`).
 
-        Reconcile and re-embedding write from a read made earlier, and another process's
-        changes do not pass this process's index gate. Every write that changes a person's
-        facts (a commit, undo, forget, merge) takes that person's lock, so under it the facts
-        are read again: a change committed before is seen (a fact superseded or forgotten
-        meanwhile is left out), and one that comes later waits for this commit, then deletes
-        the rows of the facts it retires. ``FOR KEY SHARE`` holds off the one delete made
-        without a person's lock (the purge of long-deleted facts) until this commit. Never a
-        row of a fact that is not active. A lock held longer than the database waits raises
-        :class:`LockTimeoutError` with nothing written.
+        The rows may come from a read made earlier. Every write that changes a person's facts
+        takes that person's lock, so under it the facts are read again: a fact superseded or
+        forgotten meanwhile is left out, and a later change waits for this commit. ``FOR KEY
+        SHARE`` holds off the purge of long-deleted facts (made without a person's lock). A
+        lock held longer than the database waits raises :class:`LockTimeoutError` with
+        nothing written.
         """
         if not facts:
             return

@@ -4,6 +4,14 @@ Woken by every accepted message and by the scheduled retry. A pass claims the ne
 to ``concurrency`` people at once and works through each person's rows in order (one at a
 time per person), until nothing claimable is left. Starting never waits for the queue;
 closing gives it a short grace, then cancels the work in progress, whose rows stay queued.
+
+A claim is one short transaction on either database
+(:meth:`memory.store.pending.PendingWriteRepository.claim_next`: on PostgreSQL under the
+person's advisory lock with ``FOR UPDATE SKIP LOCKED``, so several processes can claim from
+one queue). A row is completed inside the transaction that applies its facts
+(:func:`memory.write.pipeline.commit`), so it is applied at most once; a row whose worker
+died is claimed again after its lease. Start-up releases every claim on SQLite (one process
+owns the data folder); on PostgreSQL nobody releases another process's claims.
 """
 
 from __future__ import annotations
@@ -15,11 +23,19 @@ import socket
 import uuid
 from asyncio import FIRST_COMPLETED
 from collections.abc import Awaitable, Callable, Collection
+from datetime import datetime, timedelta
 
+from memory.priority import Priority
 from memory.records import PendingWrite
-from memory.write.queue import WriteQueue
+from memory.store import Store
+from memory.write.errors import UnusableModelOutput
 
 log = logging.getLogger(__name__)
+
+# A write waiting out an outage keeps the person's later messages waiting (their order
+# matters); one whose error starts so (the model could not answer it) does not, or a single
+# odd message would stop all learning.
+LETS_LATER_PASS = UnusableModelOutput.__name__
 
 # Processes one claimed row; True if it was applied (False: retried later, or forgotten).
 ProcessClaimed = Callable[[PendingWrite, str], Awaitable[bool]]
@@ -33,16 +49,20 @@ def new_worker_id() -> str:
 class QueueWorker:
     def __init__(
         self,
-        queue: WriteQueue,
+        store: Store,
         process: ProcessClaimed,
         *,
+        lease: timedelta,
+        clock: Callable[[], datetime],
         concurrency: int,
         worker_id: str | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("the queue worker needs a concurrency of at least 1")
         self.worker_id = worker_id or new_worker_id()
-        self._queue = queue
+        self._store = store
+        self._lease = lease
+        self._clock = clock
         self._process = process
         self._concurrency = concurrency
         self._wakeup = asyncio.Event()
@@ -103,7 +123,7 @@ class QueueWorker:
             task.cancel()
         await asyncio.gather(self._loop, *self._people, return_exceptions=True)
         try:
-            released = await self._queue.release_claims(self.worker_id)
+            released = await self._release_claims(self.worker_id)
         except Exception:
             log.exception("could not release the queue claims of %s", self.worker_id)
             return
@@ -125,7 +145,7 @@ class QueueWorker:
 
     async def _release_stale(self) -> None:
         try:
-            released = await self._queue.release_claims()
+            released = await self._release_claims()
         except Exception:
             log.exception("could not release the queue claims left by an earlier run")
             return
@@ -157,15 +177,39 @@ class QueueWorker:
                     del running[owner]
                     completed += task.result()
 
+    async def claim(
+        self, *, owner: str | None = None, skip_owners: Collection[str] = ()
+    ) -> PendingWrite | None:
+        """Claim the next row to process (per owner: the oldest that may go), or ``None``."""
+        now = self._clock()
+        async with self._store.transaction(priority=Priority.BACKGROUND) as transaction:
+            return await transaction.pending.claim_next(
+                self.worker_id,
+                now=now,
+                until=now + self._lease,
+                passing_error=LETS_LATER_PASS,
+                owner=owner,
+                skip_owners=skip_owners,
+            )
+
     async def _claim(
         self, *, owner: str | None = None, skip_owners: Collection[str] = ()
     ) -> PendingWrite | None:
         """The next row, or ``None`` also when the store fails (logged; the rows stay)."""
         try:
-            return await self._queue.claim(self.worker_id, owner=owner, skip_owners=skip_owners)
+            return await self.claim(owner=owner, skip_owners=skip_owners)
         except Exception:
             log.exception("the queue worker could not read the queue; it retries later")
             return None
+
+    async def _release_claims(self, worker: str | None = None) -> int:
+        """Release ``worker``'s claims, or every claim at the start-up of the one process
+        that owns a SQLite database (on PostgreSQL only a worker's own: the others may be
+        live processes')."""
+        if worker is None and self._store.database.dialect == "postgresql":
+            return 0
+        async with self._store.transaction(priority=Priority.BACKGROUND) as transaction:
+            return await transaction.pending.release_claims(worker)
 
     def _spawn(self, work: Awaitable[int]) -> asyncio.Task[int]:
         task = asyncio.ensure_future(work)

@@ -21,6 +21,7 @@ as ``forget`` erases.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -30,9 +31,9 @@ from memory.errors import MemoryLayerError
 from memory.index.base import VectorIndex
 from memory.llm import LanguageModel
 from memory.priority import Priority, Replies
-from memory.records import Action, Actor, FactEvent, FactSource, PendingWrite
+from memory.records import Action, Actor, FactEvent, FactSource, PendingWrite, Role
 from memory.scope import Scope, ScopeMode
-from memory.store import Accepted, EventDraft, Intake, Store, utc_now
+from memory.store import Accepted, EventDraft, Store, utc_now
 from memory.write.background_model import BackgroundModel
 from memory.write.correction import plan_correction
 from memory.write.errors import UnusableModelOutput, WriteError
@@ -49,7 +50,6 @@ from memory.write.pipeline import (
     plan_message,
     plan_remembered,
 )
-from memory.write.queue import WriteQueue
 from memory.write.undo import UndoResult, undo_latest
 from memory.write.worker import QueueWorker
 
@@ -106,11 +106,11 @@ class MemoryWriter:
         background_llm = background_llm or BackgroundModel(llm, Replies())
         self._queue_parts = WriteParts(store, index, embedder, background_llm, settings.pipeline)
         self._clock = clock or utc_now
-        lease = timedelta(seconds=settings.claim_lease_seconds)
-        self._queue = WriteQueue(store, lease=lease, clock=self._clock)
         self.worker = QueueWorker(
-            self._queue,
+            store,
             self._process_claimed,
+            lease=timedelta(seconds=settings.claim_lease_seconds),
+            clock=self._clock,
             concurrency=settings.worker_concurrency,
             worker_id=worker_id,
         )
@@ -142,19 +142,31 @@ class MemoryWriter:
         A message with the same platform id and text taken in before is not stored or
         queued again (handed over twice). ``author_name`` and ``audience`` go with the turn
         (group-room context)."""
-        intake = Intake(
-            scope,
-            text,
-            message_time=message_time,
-            queued_at=self._clock(),
-            platform_message_id=platform_message_id,
-            author_name=author_name,
-            audience=audience,
-        )
-        accepted = await self._store.take_in(intake)
-        if accepted.pending_id is not None:
-            self.wake()
-        return accepted
+        async with self._store.transaction() as transaction:
+            turns = transaction.turns
+            if platform_message_id is not None:
+                earlier = await turns.person_turn(scope.room, scope.owner, platform_message_id)
+                if earlier is not None and earlier.text == text:
+                    return Accepted(earlier.id, platform_message_id, None, duplicate=True)
+            # Without a platform id the message gets one: forgetting finds its turn by it.
+            source = platform_message_id or f"local:{uuid.uuid4().hex}"
+            turn = await turns.add(
+                scope.room,
+                Role.USER,
+                text,
+                author=scope.owner,
+                created_at=message_time,
+                platform_message_id=source,
+                author_name=author_name,
+                audience=audience,
+            )
+            if await transaction.learning_paused(scope.owner):
+                return Accepted(turn.id, source, None)
+            queued = await transaction.pending.enqueue(
+                scope, text, message_time=message_time, now=self._clock(), source_message_id=source
+            )
+        self.wake()
+        return Accepted(turn.id, source, queued.id)
 
     async def correct(
         self, owner: str, room: str, turn_id: int, message_id: str, text: str, *, learn: bool
@@ -273,7 +285,13 @@ class MemoryWriter:
             if isinstance(error, UnusableModelOutput)
             else None
         )
-        await self._queue.reschedule(pending, worker, error=reason[:1000], delay=delay, event=event)
+        # Nothing if the row is gone or no longer ``worker``'s: a forgotten message leaves no trace.
+        async with self._store.transaction(priority=Priority.BACKGROUND) as transaction:
+            kept = await transaction.pending.reschedule(
+                pending.id, worker, error=reason[:1000], next_attempt_at=self._clock() + delay
+            )
+            if kept and event is not None:
+                await transaction.facts.record_event(Scope(pending.owner, pending.room), event)
 
 
 def unusable_output_event(error: UnusableModelOutput, source_message_id: str | None) -> EventDraft:

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.app import build_application
 from bot.messages import IncomingMessage
@@ -22,8 +21,8 @@ from bot.scheduler import consolidation_settings
 from memory.consolidation import ConsolidationReport, consolidate
 from memory.consolidation.judge_prompt import SYSTEM_PROMPT as JUDGE_PROMPT
 from memory.embedding.base import Embedder
-from memory.index.base import IndexedFact, ScoredFactId, TransactionIndexWrites, VectorIndex
-from memory.indexing import index_facts
+from memory.index.base import IndexedFact, ScoredFactId
+from memory.indexing import Reconcilable, index_facts
 from memory.llm import ChatMessage, ScriptedLanguageModel
 from memory.recall import FastEmbedReranker
 from memory.records import NewFact
@@ -53,13 +52,10 @@ class Mind:
 class SearchSpy:
     """Passes everything to the real index and counts consolidation's searches."""
 
-    def __init__(self, index: VectorIndex) -> None:
+    def __init__(self, index: Reconcilable) -> None:
         self.index = index
         self.searches = 0
         self.first_search = asyncio.Event()
-
-    def writes_in(self, session: AsyncSession) -> TransactionIndexWrites:
-        return self.index.writes_in(session)
 
     async def upsert(self, facts: Sequence[IndexedFact]) -> None:
         await self.index.upsert(facts)

@@ -8,11 +8,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.embedding import FastEmbedEmbedder, TextKind, Vectors
-from memory.index import IndexedFact, ScoredFactId, VectorIndex
-from memory.index.after_commit import AfterCommitWrites
+from memory.index import IndexedFact, ScoredFactId
+from memory.indexing import Reconcilable
 from memory.scope import Scope
 
 
@@ -43,15 +42,11 @@ class PausedIndex:
     waits until the test lets it go, and which records when an erase reaches it (test double
     for a slow index write)."""
 
-    def __init__(self, inner: VectorIndex) -> None:
+    def __init__(self, inner: Reconcilable) -> None:
         self.inner = inner
         self.upsert_entered = asyncio.Event()
         self.gate = asyncio.Event()
         self.erase_entered = asyncio.Event()
-
-    def writes_in(self, session: AsyncSession) -> AfterCommitWrites:
-        """After the store's commit, through this double (as LanceDB's own writes go)."""
-        return AfterCommitWrites(self)
 
     async def upsert(self, facts: Sequence[IndexedFact]) -> None:
         self.upsert_entered.set()

@@ -14,8 +14,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from memory.embedding import FastEmbedEmbedder, HashingEmbedder, cosine_similarity
-from memory.index import IndexedFact, LanceFactIndex, VectorIndex
+from memory.index import IndexedFact, LanceFactIndex
 from memory.index.filters import scope_where, sql_string_literal
+from memory.indexing import Reconcilable
 from memory.records import NewFact
 from memory.scope import Scope
 from memory.store import Store
@@ -25,7 +26,7 @@ ALICE_R1 = Scope("console:alice", "console:room1")
 
 async def add_indexed(
     store: Store,
-    index: VectorIndex,
+    index: Reconcilable,
     scope: Scope,
     texts: Sequence[str],
     vectors: Sequence[npt.NDArray[np.float32]],
@@ -44,14 +45,14 @@ async def add_indexed(
 
 
 async def _index_texts(
-    store: Store, index: VectorIndex, embedder: FastEmbedEmbedder, scope: Scope, texts: list[str]
+    store: Store, index: Reconcilable, embedder: FastEmbedEmbedder, scope: Scope, texts: list[str]
 ) -> list[int]:
     vectors = await embedder.embed(texts)
     return await add_indexed(store, index, scope, texts, list(vectors), embedder.model_name)
 
 
 async def test_index_similarity_is_numpy_cosine(
-    store: Store, index: VectorIndex, embedder: FastEmbedEmbedder
+    store: Store, index: Reconcilable, embedder: FastEmbedEmbedder
 ) -> None:
     fact, query = await embedder.embed(["I like chess", "I really enjoy playing chess"])
     await add_indexed(store, index, ALICE_R1, ["I like chess"], [fact])
@@ -59,7 +60,7 @@ async def test_index_similarity_is_numpy_cosine(
     assert hit.similarity == pytest.approx(cosine_similarity(fact, query), abs=1e-5)
 
 
-async def test_cosine_not_l2_on_unnormalised_vectors(store: Store, index: VectorIndex) -> None:
+async def test_cosine_not_l2_on_unnormalised_vectors(store: Store, index: Reconcilable) -> None:
     # Same direction, very different length: cosine says identical, L2 would say far apart.
     direction = np.zeros(384, dtype=np.float32)
     direction[0] = 1.0
@@ -69,7 +70,7 @@ async def test_cosine_not_l2_on_unnormalised_vectors(store: Store, index: Vector
 
 
 async def test_nearest_neighbour_within_scope(
-    store: Store, index: VectorIndex, embedder: FastEmbedEmbedder
+    store: Store, index: Reconcilable, embedder: FastEmbedEmbedder
 ) -> None:
     texts = ["I live in Paris", "My sister is called Anna", "I work as a nurse", "I have two cats"]
     alice = await _index_texts(store, index, embedder, ALICE_R1, texts)
@@ -83,7 +84,7 @@ async def test_nearest_neighbour_within_scope(
 
 
 async def test_min_similarity_cuts_the_pool(
-    store: Store, index: VectorIndex, embedder: FastEmbedEmbedder
+    store: Store, index: Reconcilable, embedder: FastEmbedEmbedder
 ) -> None:
     chess, _ = await _index_texts(
         store, index, embedder, ALICE_R1, ["I like chess", "The sky is blue"]
@@ -95,7 +96,7 @@ async def test_min_similarity_cuts_the_pool(
     assert [hit.fact_id for hit in hits] == [chess]
 
 
-async def test_upsert_replaces_and_delete_removes(store: Store, index: VectorIndex) -> None:
+async def test_upsert_replaces_and_delete_removes(store: Store, index: Reconcilable) -> None:
     vector = np.ones(384, dtype=np.float32)
     (fact_id,) = await add_indexed(store, index, ALICE_R1, ["old"], [vector], "model-a")
     await index.upsert(
@@ -144,7 +145,7 @@ hostile_ids = st.one_of(
 )
 @given(owner_id=hostile_ids, room_id=hostile_ids)
 async def test_hostile_ids_match_only_their_own_rows(
-    store: Store, index: VectorIndex, owner_id: str, room_id: str
+    store: Store, index: Reconcilable, owner_id: str, room_id: str
 ) -> None:
     assume(owner_id != "alice")  # the victims' owner
     # One store for every example: each example is on a platform of its own.

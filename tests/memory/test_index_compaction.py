@@ -12,9 +12,10 @@ import numpy as np
 
 from memory.index import IndexedFact, LanceFactIndex
 from memory.index.lance import MERGE_INDICES_EVERY, table_folder
-from memory.index.tiers import MERGE_WIDTH, layout_after_single_writes
+from memory.index.tiers import MERGE_WIDTH
 from memory.scope import Scope
 from tests.memory.raw_bytes import files_containing
+from tests.memory.tier_layout import layout_after_single_writes
 
 ALICE = Scope("console:alice", "console:room1")
 DIMENSION = 8

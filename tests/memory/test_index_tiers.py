@@ -9,9 +9,9 @@ from memory.index.tiers import (
     MERGE_WIDTH,
     MOST_FRAGMENTS,
     FragmentSize,
-    layout_after_single_writes,
     next_merge,
 )
+from tests.memory.tier_layout import layout_after_single_writes
 
 
 def test_a_hundred_thousand_single_writes_keep_few_fragments_and_few_rewrites() -> None:

@@ -10,10 +10,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from memory.records import PendingWrite
 from memory.scope import Scope
 from memory.store import Store
 from memory.store.people_lock import lock_people
-from memory.write.queue import WriteQueue
+from memory.write.worker import QueueWorker
 from tests.servers.postgres import PostgresServer
 
 ALICE = Scope("console:alice", "console:room")
@@ -62,6 +63,10 @@ async def test_a_person_held_by_one_process_waits_in_the_other(
     assert order == ["first done", "second has alice"]
 
 
+async def not_called(pending: PendingWrite, worker: str) -> bool:
+    raise AssertionError("the test claims rows; it processes none")
+
+
 async def test_a_claim_skips_a_person_another_process_is_changing(
     two_processes: tuple[Store, Store],
 ) -> None:
@@ -69,11 +74,18 @@ async def test_a_claim_skips_a_person_another_process_is_changing(
     async with first.transaction() as transaction:
         for scope in (ALICE, BOB):
             await transaction.pending.enqueue(scope, "hello", message_time=NOW, now=NOW)
-    queue = WriteQueue(second, lease=timedelta(minutes=15), clock=lambda: NOW)
+    queue = QueueWorker(
+        second,
+        not_called,
+        lease=timedelta(minutes=15),
+        clock=lambda: NOW,
+        concurrency=1,
+        worker_id="worker-b",
+    )
     async with first.transaction() as transaction:
         await transaction.lock_people([ALICE.owner])  # e.g. a forget in progress
-        claimed = await queue.claim("worker-b")
+        claimed = await queue.claim()
         assert claimed is not None and claimed.owner == BOB.owner
-        assert await queue.claim("worker-b") is None  # Alice held, Bob busy
-    claimed = await queue.claim("worker-b")
+        assert await queue.claim() is None  # Alice held, Bob busy
+    claimed = await queue.claim()
     assert claimed is not None and claimed.owner == ALICE.owner

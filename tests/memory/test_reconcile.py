@@ -8,8 +8,7 @@ active facts: the same "crashes" leave nothing stale there.
 from __future__ import annotations
 
 from memory.embedding import FastEmbedEmbedder, HashingEmbedder
-from memory.index import VectorIndex
-from memory.indexing import index_facts, reconcile
+from memory.indexing import Reconcilable, index_facts, reconcile
 from memory.recall import Recaller, RecallSettings
 from memory.records import FactStatus, NewFact
 from memory.scope import Scope
@@ -26,7 +25,7 @@ async def _add(store: Store, *texts: str) -> list[int]:
 
 
 async def _index(
-    store: Store, index: VectorIndex, embedder: FastEmbedEmbedder, *fact_ids: int
+    store: Store, index: Reconcilable, embedder: FastEmbedEmbedder, *fact_ids: int
 ) -> None:
     async with store.transaction() as transaction:
         facts = await transaction.facts.get_many(SCOPE, list(fact_ids))
@@ -34,7 +33,7 @@ async def _index(
 
 
 async def test_fact_committed_but_never_indexed_is_found_and_indexed(
-    store: Store, index: VectorIndex, embedder: FastEmbedEmbedder
+    store: Store, index: Reconcilable, embedder: FastEmbedEmbedder
 ) -> None:
     (fact_id,) = await _add(store, "I live in Paris")  # the crash: no index write followed
     assert await index.indexed_models() == {}
@@ -52,7 +51,7 @@ async def test_fact_committed_but_never_indexed_is_found_and_indexed(
 
 
 async def test_fact_deleted_in_sqlite_but_still_indexed_is_removed(
-    backend: str, store: Store, index: VectorIndex, embedder: FastEmbedEmbedder
+    backend: str, store: Store, index: Reconcilable, embedder: FastEmbedEmbedder
 ) -> None:
     kept_id, gone_id = await _add(store, "I like tea", "I like chess")
     # Indexed, then changed in the database: PostgreSQL's vector writes take their own
@@ -75,7 +74,7 @@ async def test_fact_deleted_in_sqlite_but_still_indexed_is_removed(
 
 
 async def test_erased_fact_still_indexed_is_removed(
-    backend: str, store: Store, index: VectorIndex, embedder: FastEmbedEmbedder
+    backend: str, store: Store, index: Reconcilable, embedder: FastEmbedEmbedder
 ) -> None:
     (fact_id,) = await _add(store, "I like chess")
     await _index(store, index, embedder, fact_id)
@@ -87,7 +86,7 @@ async def test_erased_fact_still_indexed_is_removed(
 
 
 async def test_a_change_of_model_searches_only_the_new_models_vectors(
-    store: Store, index: VectorIndex, embedder: FastEmbedEmbedder
+    store: Store, index: Reconcilable, embedder: FastEmbedEmbedder
 ) -> None:
     """Two models of one dimension: until reconcile has re-embedded a fact, a search with
     the new model leaves it out (recall and the write path's candidates alike) instead of

@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.embedding import FastEmbedEmbedder
 from memory.index import LanceFactIndex, VectorIndex
-from memory.indexing import index_facts, reconcile
+from memory.indexing import Reconcilable, index_facts, reconcile
 from memory.llm import ScriptedLanguageModel
 from memory.priority import Priority
 from memory.records import Action, Actor, FactStatus, NewFact
@@ -59,7 +59,7 @@ class UndoAtDelete(PausedIndex):
 
     def __init__(
         self,
-        inner: VectorIndex,
+        inner: Reconcilable,
         undo: Callable[[], Awaitable[object]],
         asked: asyncio.Event | None = None,
     ) -> None:

@@ -12,7 +12,6 @@ import pytest
 
 from memory.embedding import FastEmbedEmbedder
 from memory.index import LanceFactIndex, ScoredFactId
-from memory.index.after_commit import AfterCommitWrites
 from memory.indexing import index_facts
 from memory.recall import (
     FastEmbedReranker,
@@ -134,16 +133,9 @@ class LeakyIndex:
     async def full_text_search(self, scope: Scope, query: str, *, limit: int) -> list[ScoredFactId]:
         return [ScoredFactId(fact_id, 1.0) for fact_id in self.ids][:limit]
 
-    def writes_in(self, session: object) -> AfterCommitWrites:
-        return AfterCommitWrites(self)
-
     async def upsert(self, facts: object) -> None: ...
     async def delete(self, fact_ids: object) -> None: ...
     async def erase(self, fact_ids: object) -> None: ...
-    async def optimize(self) -> None: ...
-    async def indexed_models(self) -> dict[int, str]:
-        return {}
-
     async def aclose(self) -> None: ...
 
 

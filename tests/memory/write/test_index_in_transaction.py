@@ -13,8 +13,8 @@ from sqlalchemy import func, select
 
 from memory.embedding import FastEmbedEmbedder
 from memory.errors import StoreError, VectorIndexError
-from memory.index import IndexedFact, LanceFactIndex, VectorIndex
-from memory.indexing import reconcile
+from memory.index import IndexedFact, LanceFactIndex
+from memory.indexing import Reconcilable, reconcile
 from memory.llm import ScriptedLanguageModel
 from memory.records import FactStatus, NewFact
 from memory.store import Store
@@ -31,7 +31,7 @@ async def active_ids(store: Store) -> set[int]:
 
 
 async def test_after_every_kind_of_write_the_index_holds_the_active_facts(
-    store: Store, index: VectorIndex, embedder: FastEmbedEmbedder
+    store: Store, index: Reconcilable, embedder: FastEmbedEmbedder
 ) -> None:
     llm = ScriptedLanguageModel(
         [
