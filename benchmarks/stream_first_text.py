@@ -61,6 +61,7 @@ from adapters.matrix import MatrixAdapter, log_in
 from adapters.matrix.allowlist import AllowList
 from adapters.matrix.settings import MatrixConnection, PasswordLogin
 from adapters.matrix.streaming import EDIT_INTERVAL_SECONDS as MATRIX_INTERVAL
+from benchmarks import real_model
 from benchmarks.first_text import percentile, spread
 from benchmarks.first_text_session import QUESTIONS, Call, Recorder, proxy
 from benchmarks.real_model import DEFAULT_MODEL
@@ -490,20 +491,10 @@ async def matrix_platforms(
 
 
 def config(directory: Path, base_url: str, model: str) -> Config:
-    return Config.model_validate(
-        {
-            "storage": {"data_dir": str(directory / "data")},
-            "llm": {
-                "provider": "openai",
-                "base_url": base_url,
-                "model": model,
-                "timeout_seconds": 600,
-            },
-            "memory": {"reranker_model": ""},
-            # One person sends every message of a platform within a few minutes.
-            "chat": {"rate_limit_per_minute": 600},
-        }
-    )
+    settings = real_model.config(directory / "data", base_url, model)
+    # One person sends every message of a platform within a few minutes.
+    chat = settings.chat.model_copy(update={"rate_limit_per_minute": 600})
+    return settings.model_copy(update={"chat": chat})
 
 
 async def run(arguments: argparse.Namespace, model_url: str, model: str) -> list[Sample]:
