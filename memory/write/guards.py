@@ -69,9 +69,13 @@ class PlannedWrite:
 
 
 def shortcut(subject: Subject) -> PlannedWrite | None:
-    """Decide without the model: no candidates -> ADD; same text as a candidate -> NONE."""
+    """Decide without the model: no candidates -> ADD; same text as a candidate -> NONE,
+    unless the combined call marked that candidate DELETE (a model may write "I don't have a
+    cat anymore" as the known "I have a cat" with DELETE: that fact is no longer true)."""
     if not subject.candidates:
         return PlannedWrite(subject, Action.ADD, guard=Guard.NO_CANDIDATES)
+    if deleted_inline(subject):
+        return None
     for candidate in subject.candidates:
         if same_text(subject.fact.text, candidate.fact.text):
             return PlannedWrite(
@@ -109,6 +113,14 @@ def from_outcome(subject: Subject, outcome: DecisionOutcome) -> PlannedWrite:
         return replace_plan(plan, Action.NONE, target, Guard.IDENTICAL_UPDATE)
     chosen_target = target if action in ("UPDATE", "DELETE", "NONE") else None
     return replace_plan(plan, Action(action), chosen_target, retried_guard)
+
+
+def deleted_inline(subject: Subject) -> bool:
+    """The combined call gave the fact the text of the known fact it marks DELETE."""
+    inline = subject.fact.decision
+    if inline is None or inline.target is None or inline.action.strip().upper() != "DELETE":
+        return False
+    return inline_mistake(subject) is None and same_text(subject.fact.text, inline.target.text)
 
 
 def inline_mistake(subject: Subject) -> Guard | None:
