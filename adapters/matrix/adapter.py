@@ -58,6 +58,7 @@ from adapters.matrix.normalise import (
 from adapters.matrix.quotes import QuoteFetcher
 from adapters.matrix.relations import relations_of
 from adapters.matrix.streaming import MatrixParts
+from adapters.matrix.sync_loop import sync_forever_resumed
 from adapters.matrix.typing_notice import typing_notice
 from bot.messages import (
     CatchUpBounds,
@@ -167,7 +168,9 @@ class MatrixAdapter:
         self.ready.set()
         logger.info("Matrix adapter ready as %s", self.user_id)
         try:
-            await self._client.sync_forever(timeout=SYNC_TIMEOUT_MS, since=first.next_batch)
+            await sync_forever_resumed(
+                self._client, timeout_ms=SYNC_TIMEOUT_MS, since=first.next_batch
+            )
         finally:
             await self._finish_tasks()
         if self._fatal is not None:

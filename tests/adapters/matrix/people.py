@@ -32,6 +32,7 @@ from nio import (
 )
 from nio.crypto import decrypt_attachment
 
+from adapters.matrix.sync_loop import sync_forever_resumed
 from tests.servers.synapse import RegisteredUser
 
 WAIT_SECONDS = 30.0
@@ -83,7 +84,7 @@ class Person:
         client.add_event_callback(person._on_reaction, ReactionEvent)
         client.add_ephemeral_callback(person._on_typing, TypingNoticeEvent)
         await client.sync(timeout=0, full_state=True)
-        person._sync_task = asyncio.create_task(client.sync_forever(timeout=1000))
+        person._sync_task = asyncio.create_task(sync_forever_resumed(client, timeout_ms=1000))
         return person
 
     async def close(self) -> None:
