@@ -29,8 +29,7 @@ class Reconcilable(VectorIndex, Protocol):
         ...
 
     async def optimize(self) -> None:
-        """Housekeeping after many small writes (compaction, index refresh, old versions
-        removed)."""
+        """Housekeeping after many small writes (compaction, old versions removed)."""
         ...
 
 
@@ -126,8 +125,7 @@ async def _repair(
 
 
 async def _delete_still_stale(store: Store, index: VectorIndex, stale: list[int]) -> None:
-    """Delete the rows of the facts still not active, read again (a commit since may have
-    made some active)."""
+    """Delete the rows of the facts still not active, read again."""
     if not stale:
         return
     async with store.transaction(index=index, priority=Priority.BACKGROUND) as transaction:

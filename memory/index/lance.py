@@ -266,11 +266,7 @@ class LanceFactIndex:
                     .to_arrow()
                 )
             fact_ids: FactIds = table["fact_id"].to_numpy().astype(np.int64)
-            dimension = _vector_dimension(table.schema)
-            values = table["vector"].combine_chunks().flatten().to_numpy()
-            shape = (len(fact_ids), dimension)
-            vectors: Matrix = np.asarray(values, dtype=np.float32).reshape(shape)
-        return fact_ids, vectors
+            return fact_ids, _vectors(table)
 
     async def full_text_search(self, scope: Scope, query: str, *, limit: int) -> list[ScoredFactId]:
         """Facts visible in ``scope`` whose text matches ``query`` (BM25 in ``similarity``)."""
@@ -300,9 +296,7 @@ class LanceFactIndex:
                     .select(["fact_id", "model", "vector"])
                     .to_arrow()
                 )
-        dimension = _vector_dimension(table.schema)
-        values = table["vector"].combine_chunks().flatten().to_numpy()
-        vectors = np.asarray(values, dtype=np.float32).reshape(table.num_rows, dimension)
+        vectors = _vectors(table)
         ids, models = table["fact_id"].to_pylist(), table["model"].to_pylist()
         return {
             int(fact_id): StoredVector(str(model), vectors[row])
@@ -397,6 +391,13 @@ class LanceFactIndex:
 
     async def aclose(self) -> None:
         self._table.close()
+
+
+def _vectors(table: pa.Table) -> Matrix:
+    """The ``vector`` column of a query's rows as one float32 matrix."""
+    values = table["vector"].combine_chunks().flatten().to_numpy()
+    shape = (table.num_rows, _vector_dimension(table.schema))
+    return np.asarray(values, dtype=np.float32).reshape(shape)
 
 
 def _search_where(scope: Scope, model: str) -> str:

@@ -172,8 +172,7 @@ class ScopeVectorCache:
                 self._entries[key] = updated
             elif updated is not entry:
                 self._drop([key])
-        while self._rows > self.max_rows:
-            self._drop([next(iter(self._entries))])
+        self._trim()
 
     def _written(self, change: Change | None) -> None:
         for changes in self._fills.values():
@@ -188,9 +187,12 @@ class ScopeVectorCache:
         self._drop([key])
         self._entries[key] = entry
         self._rows += len(entry.fact_ids)
+        self._trim()
+
+    def _trim(self) -> None:
+        """Drop the least recently used entries until the rows fit."""
         while self._rows > self.max_rows:
-            oldest = next(iter(self._entries))
-            self._drop([oldest])
+            self._drop([next(iter(self._entries))])
 
     def _drop(self, keys: list[ScopeKey]) -> None:
         for key in keys:

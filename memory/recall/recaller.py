@@ -71,8 +71,7 @@ class Recaller:
         return recalled
 
     async def for_message(self, scope: Scope, text: str) -> list[RecalledFact]:
-        """Everything for "what do you know about me?", lookup for other questions and
-        recall requests, passive recall for everything else."""
+        """The overview, a lookup for questions, passive recall for everything else."""
         recalled, _ = await self.for_message_with(scope, text, nothing)
         return recalled
 

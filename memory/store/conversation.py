@@ -163,8 +163,7 @@ class TurnRepository:
         return [to_turn(row) for row in reversed(rows)]
 
     async def recent_of(self, room: str, author: str, *, limit: int) -> list[ConversationTurn]:
-        """The last ``limit`` turns between ``author`` and the bot in ``room``, oldest first
-        (the bot's answers carry the person they answered as author)."""
+        """The last ``limit`` turns between ``author`` and the bot in ``room``, oldest first."""
         values = {"room": room, "author": author, "limit": limit}
         rows = (await self.session.execute(RECENT_OF, values)).all()
         return [to_turn(row) for row in reversed(rows)]
@@ -172,8 +171,8 @@ class TurnRepository:
     async def recent_shared(
         self, room: str, *, audience: str | None, since: datetime | None, limit: int
     ) -> list[ConversationTurn]:
-        """The last ``limit`` turns of a group room that a reader in ``audience`` (None: the
-        room as a whole) could read from ``since`` (None: all), oldest first."""
+        """The last ``limit`` turns of a group room readable by ``audience`` (None: everyone)
+        since ``since``, oldest first."""
         query = RECENT_SHARED[(audience is not None, since is not None)]
         values: dict[str, object] = {"room": room, "limit": limit}
         if audience is not None:

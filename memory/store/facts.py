@@ -93,8 +93,7 @@ class EventDraft:
 
 
 def facts_by_ids_query(*, only: bool, exclude: bool) -> Select[Any]:
-    """Facts by id, with the scope in the ``WHERE`` as :func:`visible_in` puts it: the owner,
-    and the one room (``only``) or every room but one (``exclude``)."""
+    """Facts by id, the scope in the ``WHERE`` as :func:`visible_in` puts it."""
     conditions = [
         FACTS.c.owner == bindparam("owner"),
         FACTS.c.id.in_(bindparam("ids", expanding=True)),
@@ -177,8 +176,7 @@ class FactRepository:
         return [to_fact(row) for row in (await self.session.scalars(query)).all()]
 
     async def matching(self, scope: Scope, needle: str, *, limit: int) -> list[Fact]:
-        """Active facts in ``scope`` whose number or text contains ``needle`` (any case),
-        filtered in SQL (autocomplete on a large scope)."""
+        """Active facts in ``scope`` whose number or text contains ``needle`` (autocomplete)."""
         query = (
             select(FactRow)
             .where(

@@ -115,8 +115,7 @@ class ForgetRepository:
         return Erased(tuple(erased), active, events, turns, queued)
 
     async def author_of(self, rooms: Sequence[str], message_id: str) -> str | None:
-        """Whose message ``message_id`` in one of ``rooms`` was, from the facts, events and
-        queued writes it left (only ever its author's); None if it left none."""
+        """Whose message ``message_id`` in one of ``rooms`` was, from what it left; or None."""
         for column_owner, column_room, column_source in (
             (FactRow.owner, FactRow.room, FactRow.source_message_id),
             (FactEventRow.owner, FactEventRow.room, FactEventRow.source_message_id),

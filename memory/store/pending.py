@@ -45,8 +45,7 @@ from memory.store.schema import (
 
 
 def to_pending(row: PendingWriteRow | Row[Any] | Inserted) -> PendingWrite:
-    """A queued write from its ORM row, a Core row of ``PENDING_WRITES`` or the values just
-    inserted."""
+    """A queued write from its ORM row, a Core row or the values just inserted."""
     return record_of(PendingWrite, row)
 
 
@@ -100,8 +99,7 @@ class PendingWriteRepository:
         source_message_id: str | None = None,
         corrects: bool = False,
     ) -> PendingWrite:
-        """``corrects``: the row is an edit of the message ``source_message_id``; a new row,
-        due at once."""
+        """``corrects``: the row is an edit of the message ``source_message_id``."""
         values = {
             "owner": scope.owner,
             "room": scope.room,
@@ -253,8 +251,7 @@ class PendingWriteRepository:
         return rowcount(result) == 1
 
     async def release_claims(self, worker: str | None = None) -> int:
-        """Release the claims of ``worker``, or every claim (start-up of the one process that
-        owns a SQLite data folder: any claim left is a dead process's)."""
+        """Release the claims of ``worker``, or every claim (SQLite start-up)."""
         query = update(PendingWriteRow).where(PendingWriteRow.claimed_by.is_not(None))
         if worker is not None:
             query = query.where(PendingWriteRow.claimed_by == worker)
@@ -266,8 +263,7 @@ class PendingWriteRepository:
         return rowcount(result)
 
     async def discard_for_scope(self, scope: Scope) -> int:
-        """Drop the queued writes of one scope, claimed or not (``forget all``): a write in
-        flight finds its row gone at commit and applies nothing."""
+        """Drop the queued writes of one scope, claimed or not (``forget all``)."""
         result = await self.session.execute(
             delete(PendingWriteRow).where(
                 PendingWriteRow.owner == scope.owner,

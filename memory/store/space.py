@@ -102,8 +102,7 @@ async def _vacuum_step(database: Database) -> bool:
 
 
 async def vacuum(database: Database) -> None:
-    """Rewrite the whole file without free space, switching to incremental auto-vacuum on
-    the way. Holds the database for as long as the copy takes: for ``mnemo compact``."""
+    """Rewrite the whole file, switching to incremental auto-vacuum (``mnemo compact``)."""
     if not is_sqlite(database):
         return
     async with database.writing(Priority.BACKGROUND):

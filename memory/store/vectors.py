@@ -66,8 +66,7 @@ class PgVectorWrites:
             )
 
     async def erase(self, fact_ids: Sequence[int]) -> None:
-        """The rows go with their facts (ON DELETE CASCADE); this removes any left over.
-        The store's scrub (VACUUM) follows the commit."""
+        """The rows go with their facts (ON DELETE CASCADE); this removes any left over."""
         await self.delete(fact_ids)
 
     async def after_commit(self) -> None:
@@ -82,8 +81,7 @@ class PgVectorIndex:
 
     @classmethod
     async def open(cls, database: Database, *, dimension: int) -> PgVectorIndex:
-        """Drop the vectors of another dimension (a new embedding model): reconcile
-        re-embeds those facts, as it does after LanceDB rebuilt its table."""
+        """Drop the vectors of another dimension (a new model): reconcile re-embeds them."""
         index = cls(database)
         async with index._session() as session:
             result = await session.execute(
