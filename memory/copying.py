@@ -1,10 +1,5 @@
-"""Moving a whole memory between backends (``mnemo copy-store``): SQLite with LanceDB to
-PostgreSQL with pgvector, or back.
-
-The rows go first (:mod:`memory.store.copy`: every table, ids kept), then the vectors of
-the active facts, read from the source index and written to the target's in the target's
-own transactions: nothing is embedded again. An active fact the source index lacked a
-vector for is left to reconcile, which the next start runs.
+"""Moving a whole memory between backends (``mnemo copy-store``): the rows first, then the
+vectors of the active facts, read from the source index (nothing embedded again).
 """
 
 from __future__ import annotations

@@ -13,9 +13,6 @@ One root, so callers above can catch the whole layer at once::
      ├── EmbeddingError             the embedding model failed
      │    └── EmbeddingModelUnavailable   it could not be loaded or reached
      └── InvalidScopeError          a user or room key is malformed
-
-Library errors are translated at the boundary, with the original kept as ``__cause__``.
-(Never call the root ``MemoryError``: that shadows a builtin.)
 """
 
 

@@ -1,14 +1,8 @@
 """Keeping the vector index in step with the database, and repairing it (reconcile).
 
-Write paths hand the index rows to their store transaction (``store.transaction(index=...)``).
-pgvector writes them in that transaction: facts and vectors cannot diverge. LanceDB writes
-them after the commit, within the writer's turn: if the process dies in between, the index is
-missing a row or holds a stale one, and :func:`reconcile` (run at start-up, on a schedule and
-to rebuild a broken index) makes it match again. Its writes are made from a read of the
-database taken earlier, so each one reads its facts again in a transaction of its own and
-writes only what that read allows, within the same turn (SQLite) or under the people's
-locks (PostgreSQL): a fact forgotten since is never written back, and a fact an undo
-restored meanwhile keeps the row the undo wrote.
+LanceDB's rows are written after the commit, so a crash between leaves them behind;
+:func:`reconcile` repairs that, each write reading its facts again in a transaction of its
+own, so a fact forgotten since is never written back.
 """
 
 from __future__ import annotations
@@ -35,8 +29,7 @@ class Reconcilable(VectorIndex, Protocol):
         ...
 
     async def optimize(self) -> None:
-        """Housekeeping after many small writes (compaction, index refresh, old versions
-        removed)."""
+        """Housekeeping after many small writes (compaction, old versions removed)."""
         ...
 
 
@@ -132,9 +125,7 @@ async def _repair(
 
 
 async def _delete_still_stale(store: Store, index: VectorIndex, stale: list[int]) -> None:
-    """Delete the rows of the facts that are still not active, read again: a write committed
-    since the database was read (a worker, an undo) made facts active and indexed them, and
-    their rows must stay."""
+    """Delete the rows of the facts still not active, read again."""
     if not stale:
         return
     async with store.transaction(index=index, priority=Priority.BACKGROUND) as transaction:

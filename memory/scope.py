@@ -1,14 +1,8 @@
 """Who owns a fact and where it may be seen: the privacy rule of the whole product.
 
-A person is ``user_key = "<platform>:<user id>"``, a room is ``room_key = "<platform>:<room id>"``.
-All of one person's DMs on a platform share the room key ``"<platform>:dm"``.
-
-Every read and write of facts takes a :class:`Scope`. Which rooms' facts are visible from a
-scope depends on the mode:
-
-- ``user_room`` (default): only facts the owner told in this very room;
-- ``user``: the owner's facts from every room, except that facts told in a DM never surface
-  in a group room.
+A person is ``"<platform>:<user id>"``, a room ``"<platform>:<room id>"`` (DMs:
+``"<platform>:dm"``). ``user_room`` (default) sees the owner's facts of this room; ``user``
+every room's, except that a DM's facts never surface in a group room.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Text that every layer can store, send and print: valid Unicode, without lone surrogates.
 
-JSON may carry ``"\\ud800"`` escapes (a chat platform's event, a model's answer cut inside an
-emoji), and undecodable bytes read with ``surrogateescape`` become surrogates too. Such a str
-cannot be encoded as UTF-8: SQLite, LanceDB, an HTTP request and the terminal all fail on it.
-Text is made valid where it enters (an adapter's message, a model's answer), once.
+A ``"\\ud800"`` escape in JSON cannot be encoded as UTF-8 (SQLite, LanceDB, HTTP all fail),
+so text is made valid once, where it enters.
 """
 
 from __future__ import annotations

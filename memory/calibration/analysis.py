@@ -1,13 +1,8 @@
 """From scored pairs to a threshold: per-group ranges, overlaps, and the recommendation.
 
-The candidate threshold decides which existing facts the write path shows the LLM. Every
-group but ``unrelated`` must pass it: a missed candidate is a silent duplicate or a lost
-correction, while an unrelated pair that passes only costs an LLM call. So the cut is placed
-a margin below the lowest pair that must pass, and unrelated pairs above it are counted.
-Inside the candidates, similarity cannot pick the action (design section 8): the overlaps
-between groups that need different actions are reported so nobody tries. Per language, the
-same cut is checked: an English-first model scores unrelated sentences of other languages
-higher than related English ones.
+Every group but ``unrelated`` must pass the threshold (a missed candidate is a lost
+correction, a passing unrelated pair only an LLM call), so the cut is a margin below the
+lowest pair that must pass; overlaps are reported per group and per language.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""The candidate thresholds `mnemo calibrate` recommended for the models Mnemo knows.
-
-A threshold belongs to its embedding model: each model spreads similarities its own way
-(docs/benchmarks.md, "Multilingual memory"), so the config's default follows the model.
-"""
+"""The candidate thresholds `mnemo calibrate` recommended for the models Mnemo knows (each
+model spreads similarities its own way)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Labelled sentence pairs: what calibration measures the embedding model on.
-
-A CSV with the header ``group,language,first,second``. The groups are the relations the
-write path must tell apart (design section 8). The project ships ``pairs.csv`` beside this
-module, written for Mnemo, partly in languages other than English.
+"""Labelled sentence pairs (CSV ``group,language,first,second``): what calibration measures
+the embedding model on; ``pairs.csv`` ships beside this module.
 """
 
 from __future__ import annotations

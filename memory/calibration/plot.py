@@ -1,8 +1,4 @@
-"""A PNG histogram of each group's similarities with the threshold drawn in (Pillow).
-
-One strip per group on a shared cosine axis, so overlaps are visible at a glance. Pillow is
-enough for bars and a line, and avoids a plotting stack for one picture.
-"""
+"""A PNG histogram of each group's similarities with the threshold drawn in (Pillow)."""
 
 from __future__ import annotations
 

@@ -62,10 +62,7 @@ def missed_at(scored: Sequence[ScoredPair], threshold: float) -> list[ScoredPair
 
 
 def closest_calls(scored: Sequence[ScoredPair], count: int = 3) -> list[ScoredPair]:
-    """The lowest pairs that must be candidates and the highest unrelated ones.
-
-    They set the threshold and are worth reading (often a language the model handles badly).
-    """
+    """The lowest pairs that must be candidates and the highest unrelated ones."""
     candidates = sorted(
         (item for item in scored if item.pair.group != NOT_A_CANDIDATE),
         key=lambda item: item.similarity,

@@ -1,10 +1,5 @@
-"""Scheduled consolidation of near-duplicate facts, one scope at a time (design section 7).
-
-Similarity proposes pairs inside one scope, the model judges them, the code applies:
-``same`` merges (the survivor keeps the more detailed text), ``replaces`` supersedes the older,
-``adds_detail`` keeps the detailed one, ``different`` leaves both. Without a model only
-normalised-text duplicates merge.
-"""
+"""Scheduled consolidation of near-duplicate facts, one scope at a time: similarity proposes
+pairs, the model judges them, the code applies."""
 
 from memory.consolidation.apply import apply_decision
 from memory.consolidation.decisions import MergeDecision, Verdict, decisions_for_batch

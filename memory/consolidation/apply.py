@@ -1,8 +1,5 @@
-"""Applying one decision: one short store transaction, the index rows included.
-
-The retired fact keeps its row (status ``merged`` or ``superseded``, ``superseded_by`` the
-survivor, ``valid_to`` now) and one MERGE event records both texts, so undo can bring it back.
-The survivor's row and text are not touched.
+"""Applying one decision: one short store transaction, the index rows included. The retired
+fact keeps its row and a MERGE event records both texts, so undo can bring it back.
 """
 
 from __future__ import annotations

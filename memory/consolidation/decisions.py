@@ -1,8 +1,5 @@
-"""From a pair and a verdict to a decision the code stands behind.
-
-The model proposes, the code decides: a verdict is only ever about a pair that was shown,
-normalised-text duplicates need no model at all, and whenever the model leaves out what the
-code needs (which side has the detail), the safe reading wins and the guard is named.
+"""From a pair and a verdict to a decision the code stands behind: a verdict only about a
+pair that was shown, and the safe reading whenever the model leaves out what the code needs.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """The consolidation judge prompt: is this pair one fact, an update, a detail, or two facts?
 
-Pairs are shown with small integer ids (1..k) and their two facts as A (older) and B (newer);
-database ids never reach the model. The reply is narrow: one verdict per pair, plus, for
-``same`` and ``adds_detail``, which side carries the detail. Which side is newer is fixed by
-the code (A is always older), so ``replaces`` needs no direction.
+Pairs are shown with small ids and A (older) and B (newer); database ids never reach the model.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""Pair proposal: similar active facts inside one scope, found with the vector index.
-
-Each changed fact asks the index for its ``neighbours`` nearest facts with cosine at least the
-calibrated candidate threshold, filtered by the scope inside the search. The neighbours are
-then read back from SQLite through the same scope, so a pair can only ever hold two facts of
-one (owner, room): cost is changed facts times k, never n squared.
+"""Pair proposal: similar active facts inside one scope, found with the vector index
+(changed facts times k, never n squared).
 """
 
 from __future__ import annotations

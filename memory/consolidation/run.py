@@ -1,10 +1,7 @@
 """One consolidation run over the scopes that changed since the last run.
 
-Per scope: propose pairs by similarity, merge normalised-text duplicates, let the model judge
-the rest in batches, apply each decision in its own short transaction. Scopes are visited one
-at a time with a yield between them, so replies are never kept waiting. The last run's start
-time, and the facts whose pairs could not be judged, are kept in the database so a restart or
-a model outage loses nothing.
+Scopes one at a time, each decision its own short transaction; the last run's start and the
+facts that could not be judged are kept in the database, so an outage loses nothing.
 """
 
 from __future__ import annotations
@@ -118,9 +115,8 @@ async def consolidate(
     dry_run: bool = False,
     clock: Callable[[], datetime] = utc_now,
 ) -> ConsolidationReport:
-    """Consolidate every scope changed since the last run. ``model`` None (no LLM
-    configured) merges only normalised-text duplicates. A dry run changes nothing, the
-    last-run state included."""
+    """Consolidate every scope changed since the last run; without a ``model`` only
+    normalised-text duplicates merge; a dry run changes nothing."""
     started = clock()
     since, retry_ids = await load_state(store)
     async with store.read() as transaction:

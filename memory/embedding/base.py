@@ -24,9 +24,7 @@ class Embedder(Protocol):
     def model_name(self) -> str: ...
 
     async def embed(self, texts: Sequence[str], kind: TextKind = "document") -> Vectors:
-        """One L2-normalised row per text, shape ``(len(texts), dimension)``, each embedded
-        with the model's prompt for ``kind`` (a fact stored is a document, a message that
-        looks for facts a query)."""
+        """One L2-normalised row per text, embedded with the model's prompt for ``kind``."""
         ...
 
     async def aclose(self) -> None: ...

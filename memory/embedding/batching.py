@@ -1,28 +1,9 @@
 """One model call for the texts of many concurrent callers, replies' texts first.
 
-Embedding one text at a time wastes most of the model's time on per-call overhead:
-all-MiniLM-L6-v2 with one ONNX thread costs 9.2 ms of CPU per text one by one, 4.2 ms per
-text in batches of 8 (docs/benchmarks.md, "Load"). The batcher keeps one model call in
-flight; the texts that arrive meanwhile wait and go together in the next call, so an idle bot
-adds no delay and a busy one batches by itself.
-
-Two lanes share the model: :attr:`EmbeddingBatcher.replies` (recall, for an answer someone
-waits for) and :attr:`EmbeddingBatcher.background` (the write queue, consolidation). A call
-takes every waiting reply text first, and background texts only when no reply text waits;
-a background call takes fewer texts (``max_background_batch``), as a reply text that arrives
-meanwhile waits for it to finish (under load a call of 64 texts kept replies waiting for more
-than a second).
-
-Up to ``max_calls`` calls run at once, the waiting reply texts shared evenly between the free
-ones, and at most one background call: with one ONNX thread per call, fifty people's texts
-arriving together go to two cores instead of one (their wait halved in benchmarks/load.py),
-with none of the spinning of an ONNX thread pool.
-
-One model call embeds texts of one kind (query, document, ...), as a kind has its own prompt.
-
-Vectors of texts seen recently are kept in a bounded LRU keyed by a digest of the kind and
-the text (so the cache holds no words): a text's vector depends on the model only, never on
-anyone's facts, so no change of facts can make it stale, and nothing of one scope is in it.
+One model call is in flight; texts that arrive meanwhile go together in the next (per-text
+cost halves in batches: docs/benchmarks.md, "Load"). Replies' texts go before the
+background's, whose calls take fewer texts. A bounded LRU keyed by a digest of kind and text
+keeps recent vectors (they depend on the model only, never on anyone's facts).
 """
 
 from __future__ import annotations
@@ -65,10 +46,7 @@ class _Lane:
 
 
 class EmbeddingBatcher:
-    """Batches concurrent ``embed`` calls into one call of ``inner``; see the module doc.
-
-    ``inner`` belongs to the caller, who closes it; :meth:`aclose` stops the batcher only.
-    """
+    """Batches concurrent ``embed`` calls into one call of ``inner`` (the caller's)."""
 
     def __init__(
         self,
@@ -95,7 +73,6 @@ class EmbeddingBatcher:
         self._background: deque[_Request] = deque()
         self._waiting = asyncio.Event()
         self._runner: asyncio.Task[None] | None = None
-        self.model_calls = 0
         self.replies: Embedder = _Lane(self, urgent=True)
         self.background: Embedder = _Lane(self, urgent=False)
 
@@ -159,8 +136,7 @@ class EmbeddingBatcher:
 
     def _next_batch(self) -> tuple[list[_Request], bool]:
         """Waiting reply requests, shared evenly between the free calls, else background
-        ones, one background call at a time; a request larger than the lane's limit goes
-        alone (the model batches it internally), and a call takes one kind of text."""
+        ones (one such call at a time); a call takes one kind of text."""
         if self._urgent:
             free = self._max_calls - len(self._calls)
             waiting = sum(len(request.texts) for request in self._urgent)
@@ -185,7 +161,6 @@ class EmbeddingBatcher:
 
     async def _call(self, batch: list[_Request]) -> None:
         texts = [text for request in batch for text in request.texts]
-        self.model_calls += 1
         try:
             vectors = await self._inner.embed(texts, batch[0].kind)
         except Exception as error:

@@ -1,8 +1,5 @@
-"""A deterministic embedder for tests that do not care about meaning (test double).
-
-Each word is hashed into a bucket, so texts sharing words are similar and the vectors are
-stable across runs. Tests about similarity use the real model instead.
-"""
+"""A deterministic embedder for tests that do not care about meaning: each word hashed into
+a bucket, so texts sharing words are similar."""
 
 from __future__ import annotations
 

@@ -38,12 +38,8 @@ def _register_local_model(model: str, dimension: int, pooling: str) -> None:
 
 
 class FastEmbedEmbedder:
-    """A fastembed ``TextEmbedding``, loaded on first use in a worker thread.
-
-    ``model_path`` points at a local ONNX directory for machines without a model hub. A model
-    fastembed does not know needs ``dimension`` (and ``pooling``) to be registered.
-    ``prompts`` defaults to the known prompts of ``model`` (none for most).
-    """
+    """A fastembed ``TextEmbedding``, loaded on first use in a worker thread; a model
+    fastembed does not know needs ``dimension`` (and ``pooling``)."""
 
     def __init__(
         self,

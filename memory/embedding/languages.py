@@ -1,9 +1,5 @@
-"""Which models are English-first, and whether a fact reads as English.
-
-all-MiniLM-L6-v2 scores unrelated German, French or Chinese sentences as high as related
-English ones, so a store of mostly non-English facts deserves a multilingual model. The
-guess at a fact's language is rough on purpose (ASCII letters and an English function word):
-it only has to tell a mostly English store from a mostly other one.
+"""Which models are English-first, and whether a fact reads as English (a rough guess: it
+only has to tell a mostly English store from a mostly other one).
 """
 
 from __future__ import annotations

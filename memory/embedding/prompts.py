@@ -1,8 +1,5 @@
-"""What a model is told a text is: a query, a document, or one side of a comparison.
-
-Some models are trained with a prompt before each kind of text and embed worse without it;
-fastembed and Ollama add none. The prompts belong to the model, so the known models carry
-theirs here and another model's are set in the configuration.
+"""What a model is told a text is: a query, a document, or one side of a comparison (some
+models embed worse without their prompts; fastembed and Ollama add none).
 """
 
 from __future__ import annotations

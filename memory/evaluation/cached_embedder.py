@@ -1,8 +1,5 @@
-"""An embedder that serves texts embedded ahead of time in batches (for evaluations).
-
-Batching thousands of questions is several times faster than embedding them one by one as
-the recaller would; the vectors are the same.
-"""
+"""An embedder that serves texts embedded ahead of time in batches (for evaluations: several
+times faster than one by one, the same vectors)."""
 
 from __future__ import annotations
 

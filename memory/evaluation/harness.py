@@ -1,10 +1,7 @@
 """The retrieval evaluation: LoCoMo conversations through the real read path.
 
-Each conversation becomes its own store (SQLite + LanceDB in a temporary directory). Every
-observation is written twice: once owned by its speaker, and once by a joint user holding
-both speakers' facts, the layout of the reference figures ("without speaker scope"). Each
-question is then asked through :class:`~memory.recall.Recaller` in each mode, ranked to depth
-50, and the ranks of the relevant observations are scored.
+Each conversation is its own store; every observation is written for its speaker and for a
+joint user ("without speaker scope"), and each question ranked to depth 50 in each mode.
 """
 
 from __future__ import annotations

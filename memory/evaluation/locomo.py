@@ -1,9 +1,5 @@
-"""The LoCoMo dataset (``locomo10.json``) as fact stores and retrieval questions.
-
-Mapping (``../shared/data/README.md``): each conversation's ``observation`` facts form a
-store, each speaker is a user, and an observation is relevant to a question when one of its
-dialog ids is in the question's ``evidence``. Categories 1-4 are asked; 5 (adversarial) is
-not, and neither are questions with no relevant observation.
+"""The LoCoMo dataset (``locomo10.json``) as fact stores and retrieval questions (mapping in
+``../shared/data/README.md``; categories 1-4 are asked).
 """
 
 from __future__ import annotations

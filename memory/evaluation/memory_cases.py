@@ -1,18 +1,8 @@
 """The labelled conversations of ``mnemo eval memory``: what is said, and the end state.
 
-Each conversation is said by one person, turn by turn, starting at the dataset's ``start``
-time, ``turn_minutes`` apart. A turn carries, beside its text, what a right model answers:
-the facts it extracts (with the words of the message that say when) and, for facts that
-resemble known ones, the decision by target text. Those labels drive the reference model;
-the expected end state is what scoring checks, with no judge model:
-
-- ``active``: for each expected fact, words that one active fact must all contain;
-- ``absent``: words that no active fact may contain;
-- ``count``: the number of active facts (default: as many as ``active``);
-- ``actions``: the final actions of the last turn's writes, in any order;
-- ``dates``: the ``valid_from`` day of the active fact containing a word (or null).
-
-Words match case- and accent-insensitively.
+A turn carries what a right model answers (the facts, and decisions by target text), which
+drives the reference model. The end state, checked without a judge model (words match case-
+and accent-insensitively): ``active``, ``absent``, ``count``, ``actions``, ``dates``.
 """
 
 from __future__ import annotations

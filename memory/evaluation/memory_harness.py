@@ -1,12 +1,8 @@
 """``mnemo eval memory``: labelled conversations through the real write path.
 
-One store (SQLite + LanceDB in a temporary directory) holds every conversation, each said by
-its own person, so the scopes keep them apart as they keep people apart in the bot. Every
-turn goes through :func:`memory.write.pipeline.plan_message` and ``commit``, as the queue
-worker runs them: pre-check, extraction, grounding, candidates, decision, guards, apply. A turn
-whose model answer is unusable is counted and left, as the queue would leave it for a retry
-(at temperature 0 a retry gives the same answer). Any other model error stops the run: the
-model is not there to be measured.
+One store holds every conversation, each said by its own person; every turn goes through
+``plan_message`` and ``commit`` as the queue worker runs them. An unusable answer is counted
+and left; any other model error stops the run.
 """
 
 from __future__ import annotations
@@ -68,12 +64,6 @@ def scope_of(conversation: Conversation) -> Scope:
     return Scope(f"{PLATFORM}:{conversation.id}", f"{PLATFORM}:room")
 
 
-async def process(parts: WriteParts, message: MessageInput) -> WriteOutcome:
-    """One message as the queue worker writes it (without a queue row)."""
-    plan = await plan_message(parts, message)
-    return await commit(parts, message, FactSource.EXTRACTED, plan)
-
-
 def turn_result(outcome: WriteOutcome, calls: int) -> TurnResult:
     kept = [write for write in outcome.writes if write.guard not in KEPT_OUT]
     guards = [write.guard for write in outcome.writes if write.guard is not None]
@@ -83,7 +73,9 @@ def turn_result(outcome: WriteOutcome, calls: int) -> TurnResult:
 async def run_turn(parts: WriteParts, measured: MeasuredModel, message: MessageInput) -> TurnResult:
     before = measured.log.calls
     try:
-        outcome = await process(parts, message)
+        # As the queue worker writes it (without a queue row).
+        plan = await plan_message(parts, message)
+        outcome = await commit(parts, message, FactSource.EXTRACTED, plan)
     except UnusableModelOutput:
         calls = measured.log.calls - before
         return TurnResult((), (Guard.UNUSABLE_OUTPUT.value,), calls, unusable=True)

@@ -1,12 +1,7 @@
 """The reference model: a test double that answers the write path's calls from the labels.
 
-It answers an extraction with the labelled facts of the message, and a decision by finding,
-among the existing facts shown for each new fact, the labelled target's number. A labelled
-target that was not shown (the candidate search missed it) gets ADD, as a right model that
-was not shown it would answer, so the end state then shows the miss. The combined call
-(extraction with the known facts listed) gets the labelled facts, each with its decision
-found the same way among the facts listed. Run through the real
-write path, it must score 100%: anything less is the code's doing, not a model's.
+A labelled target that was not shown gets ADD, so the end state shows the miss. Through the
+real write path it must score 100%: anything less is the code's doing.
 """
 
 from __future__ import annotations

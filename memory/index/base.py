@@ -61,10 +61,8 @@ class VectorIndex(IndexWrites, Protocol):
         limit: int,
         min_similarity: float | None = None,
     ) -> list[ScoredFactId]:
-        """The nearest facts visible in ``scope`` whose rows ``model`` embedded (the model of
-        ``vector``), most similar first (cosine). Both conditions are in the query: after a
-        change of model, a fact not yet re-embedded is not found, rather than compared with
-        a vector of another model."""
+        """The nearest facts visible in ``scope`` whose rows ``model`` embedded, most similar
+        first (cosine): a fact not yet re-embedded after a change of model is not found."""
         ...
 
     async def aclose(self) -> None: ...

@@ -1,9 +1,5 @@
-"""Scope filters for LanceDB ``where`` clauses, safe against whatever a user id contains.
-
-User and room ids are user-controlled strings (display names, room ids, anything a platform
-allows). The index stores a fixed-length hex digest of each key and filters on that, so the
-value that reaches the SQL text can only ever be ``[0-9a-f]``; it is still quoted as a
-literal, so the filter stays correct even if that ever changed.
+"""Scope filters for LanceDB ``where`` clauses, safe against whatever a user id contains:
+the index filters on a hex digest of each key, and quotes it as a literal all the same.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """An index that repairs itself: broken files are replaced and refilled from the database.
 
-The index is derived from SQLite, so a missing, zeroed, overwritten or unreadable index
-folder is never worth a crash or a restart. When an operation fails, the files are read
-again from disk (:func:`~memory.index.lance.verify_files`); if they are broken, the folder is moved
-aside, an empty index is created in its place, the moved-aside copy is deleted (it may hold
-forgotten rows), and ``refill`` (reconcile, injected by the composition root) fills the new
-index in the background. One log line says what happened. Searches fail meanwhile (recall
-answers without memories), and writes and erasures go to the new index (the refill reads
-the facts still active when it writes them, so nothing a forget erased is written back).
-
-An error of a readable index (a full disk, say) is passed on unchanged: no rebuild for that.
+When an operation fails and the files read from disk are broken, the folder is replaced by
+an empty index and ``refill`` (reconcile) fills it in the background; searches fail
+meanwhile (recall answers without memories). An error of a readable index (a full disk) is
+passed on unchanged.
 """
 
 from __future__ import annotations
@@ -33,7 +27,6 @@ from memory.index.lance import (
     LANCE_ERRORS,
     IndexSpace,
     LanceFactIndex,
-    table_folder,
     verify_files,
 )
 from memory.scope import Scope
@@ -49,10 +42,7 @@ RECHECK_AFTER_ERROR_SECONDS = 60.0
 
 
 class IndexRebuildingError(VectorIndexError):
-    """The index is being rebuilt from the database; searches are answered again after.
-
-    ``rebuild`` numbers the rebuilds of this process, so a caller can report each once.
-    """
+    """The index is being rebuilt; ``rebuild`` numbers the rebuilds, to report each once."""
 
     def __init__(self, message: str, *, rebuild: int) -> None:
         super().__init__(message)
@@ -60,13 +50,8 @@ class IndexRebuildingError(VectorIndexError):
 
 
 class HealingIndex:
-    """A :class:`LanceFactIndex` (the ``VectorIndex`` port) that rebuilds broken files.
-
-    Concurrency assumed: as :class:`LanceFactIndex` (one writing task, reads from any task),
-    and the refill's writes are the writer's too (``refill`` is the composition root's
-    reconcile). Any of those tasks may meet broken files; ``_heal_lock`` lets one of them
-    check and replace the folder, and the others then see its result (``rebuilding``).
-    """
+    """A :class:`LanceFactIndex` (the ``VectorIndex`` port) that rebuilds broken files;
+    ``_heal_lock`` lets one of the tasks that meet broken files replace them."""
 
     def __init__(
         self,
@@ -99,12 +84,8 @@ class HealingIndex:
         full_text_index: bool = False,
         replace_broken: bool = True,
     ) -> HealingIndex:
-        """Open the index; one that cannot be opened is replaced by an empty index.
-
-        ``needs_refill`` says the index is empty (new, replaced, or of another dimension):
-        the caller fills it, in the background (:meth:`start_rebuild`) or by a reconcile.
-        With ``replace_broken=False`` (a dry run) the error is raised instead.
-        """
+        """Open the index, replacing one that cannot be opened (raised instead with
+        ``replace_broken=False``); ``needs_refill`` says the index is empty."""
         directory = Path(path)
         await asyncio.to_thread(_remove_moved_aside_copies, directory)
         problem: VectorIndexError | None = None
@@ -145,13 +126,9 @@ class HealingIndex:
             await asyncio.shield(self._rebuild)
 
     async def heal_if_broken(self, *, after_error: bool = False) -> bool:
-        """Read the files from disk; if they are broken, replace them and start the refill.
-
-        True if the index was replaced (now or by a rebuild still running). After a failed
-        operation (``after_error``) the files are read at most once a minute: an error of a
-        readable index (a full disk), or a folder that cannot be replaced, must not cost a
-        full read of the index on every search.
-        """
+        """If the files read from disk are broken, replace them and start the refill; True if
+        replaced (now or by a rebuild still running). After an error (``after_error``) the
+        files are read at most once a minute, not on every failing search."""
         async with self._heal_lock:
             if self.rebuilding:
                 return True
@@ -176,8 +153,6 @@ class HealingIndex:
             return True
 
     async def _problem(self) -> VectorIndexError | None:
-        if not table_folder(self.path).is_dir():
-            return VectorIndexError(f"the vector index folder {self.path} is gone")
         try:
             await verify_files(self.path)
         except VectorIndexError as error:

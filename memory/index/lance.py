@@ -1,14 +1,8 @@
 """The LanceDB vector index of active facts (derived data; SQLite is the truth).
 
-Retention: the index keeps only its latest version. Old versions buy nothing that reconcile
-cannot rebuild from SQLite, and they hold the bytes of deleted rows, so every compaction
-removes them.
-
-Compaction merges fragments in tiers of similar size (memory/index/tiers.py) through
-``pylance``, the Lance that ``lancedb`` embeds: its compaction takes options. LanceDB's
-``optimize()`` takes none and merges every fragment under a million rows, i.e. rewrites the
-whole table every time (4.5 MiB written per learned fact at 100,000 facts, and over a
-second on the writing task: docs/benchmarks.md, issue 25).
+Only the latest version is kept (reconcile can rebuild the rest). Compaction merges fragments
+in tiers (memory/index/tiers.py) through ``pylance``, as LanceDB's ``optimize()`` rewrites
+the whole table every time (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -44,13 +38,10 @@ SCOPE_CACHE_ROWS = 50_000
 # What LanceDB raises for unreadable files (a zeroed manifest gives a KeyError: no columns).
 LANCE_ERRORS = (OSError, RuntimeError, ValueError, LookupError, pa.ArrowException)
 COLUMNS = ("fact_id", "owner_digest", "room_digest", "text", "model", "vector")
-# A compaction merges fragments in tiers (memory/index/tiers.py); a merge can make a run of
-# the next size class long enough to merge, so one compaction may merge several times.
+# A merge can make a run of the next size class long enough to merge too.
 MERGES_PER_COMPACTION = 32
 # The indices take in new rows every so many compactions (and at the storage job, reconcile
-# and erase), as one segment: that rewrites every index, which at 100k facts is most of what
-# a learned fact costs. Until then the new rows (at most this many compactions' worth) are
-# searched without the indices, and tiers of fragments whose coverage differs wait.
+# and erase): that rewrites every index, most of what a learned fact costs at scale.
 MERGE_INDICES_EVERY = 8
 _MERGE_ALL = 1_000_000
 
@@ -108,14 +99,8 @@ def folder_bytes(path: Path) -> int:
 class LanceFactIndex:
     """Facts' vectors in one LanceDB table, searched with cosine distance and a prefilter.
 
-    Concurrency assumed: writes (``upsert``, ``delete``, ``erase``, ``optimize``,
-    ``compact``) come from one task at a time, the store's writer; searches and other reads
-    come from any task, beside them. LanceDB lets a query run beside a write (the query
-    reads the version it opened). What it leaves to the caller is the removal of old
-    versions' files, which a query still running may be reading: reads hold ``_files``
-    shared, the removal holds it alone. A second writing task would break it: the removal
-    also deletes the files of a write still in progress (no version names them yet). One
-    process per data folder (others are not guarded).
+    Writes come from one task at a time (the store's writer), reads from any: reads hold
+    ``_files`` shared, the removal of old versions' files holds it alone.
     """
 
     def __init__(
@@ -128,14 +113,12 @@ class LanceFactIndex:
     ) -> None:
         self._table = table
         self.path = path
-        # Each single-fact write adds a fragment, and search slows with every one of them
-        # (docs/benchmarks.md, "Fact store"); so the table is compacted every few writes.
+        # Each write adds a fragment, and search slows with each: compacted every few writes.
         self._optimize_every = optimize_every
         self._writes_since_optimize = 0
         self._compactions_since_merge = 0
         self._files = aiorwlock.RWLock()
-        # Searches of a scope seen lately are served from memory; every write below tells it
-        # (LanceDB's filtered query is most of a reply's CPU without it: benchmarks/load.py).
+        # Searches of a scope seen lately are served from memory; every write below tells it.
         self.scope_cache = ScopeVectorCache(scope_cache_rows)
 
     @classmethod
@@ -148,12 +131,8 @@ class LanceFactIndex:
         full_text_index: bool = False,
         scope_cache_rows: int = SCOPE_CACHE_ROWS,
     ) -> LanceFactIndex:
-        """Open the index, (re)creating the table if it is missing or of another dimension.
-
-        A recreated table is empty; reconcile fills it from SQLite. ``full_text_index``
-        builds LanceDB's full-text index if there is none (hybrid recall; full-text search
-        works without it, slower).
-        """
+        """Open the index, (re)creating the table, empty, if it is missing or of another
+        dimension; ``full_text_index`` builds LanceDB's full-text index if there is none."""
         directory = Path(path)
         with failing(f"cannot open the vector index at {directory}"):
             connection = await _connect(directory)
@@ -197,7 +176,7 @@ class LanceFactIndex:
 
     async def _create_indices(self, full_text: bool) -> None:
         indexed = await self._indexed_columns()
-        # The scope prefilter scans every row without it: 111 ms vs 13 ms at 100k facts.
+        # Without it the scope prefilter scans every row.
         if "owner_digest" not in indexed:
             await self._table.create_index("owner_digest", config=lancedb.index.BTree())
         if full_text and "text" not in indexed:
@@ -287,18 +266,10 @@ class LanceFactIndex:
                     .to_arrow()
                 )
             fact_ids: FactIds = table["fact_id"].to_numpy().astype(np.int64)
-            dimension = _vector_dimension(table.schema)
-            values = table["vector"].combine_chunks().flatten().to_numpy()
-            shape = (len(fact_ids), dimension)
-            vectors: Matrix = np.asarray(values, dtype=np.float32).reshape(shape)
-        return fact_ids, vectors
+            return fact_ids, _vectors(table)
 
     async def full_text_search(self, scope: Scope, query: str, *, limit: int) -> list[ScoredFactId]:
-        """Facts visible in ``scope`` whose text matches ``query`` (BM25), best first.
-
-        The ``similarity`` field holds the BM25 score, not a cosine. The query text is split
-        into terms by the tokenizer, so it cannot change the scope filter.
-        """
+        """Facts visible in ``scope`` whose text matches ``query`` (BM25 in ``similarity``)."""
         if not query.strip():
             return []
         with failing("cannot search the facts' text"):
@@ -325,9 +296,7 @@ class LanceFactIndex:
                     .select(["fact_id", "model", "vector"])
                     .to_arrow()
                 )
-        dimension = _vector_dimension(table.schema)
-        values = table["vector"].combine_chunks().flatten().to_numpy()
-        vectors = np.asarray(values, dtype=np.float32).reshape(table.num_rows, dimension)
+        vectors = _vectors(table)
         ids, models = table["fact_id"].to_pylist(), table["model"].to_pylist()
         return {
             int(fact_id): StoredVector(str(model), vectors[row])
@@ -363,13 +332,8 @@ class LanceFactIndex:
 
     async def erase(self, fact_ids: Sequence[int]) -> None:
         """Delete the rows, and leave no byte of them (or of any row deleted before) in any
-        file under the index folder.
-
-        A delete only marks rows in a deletion file, compaction keeps a fragment that holds
-        few deleted rows, and old versions keep the files that held them: so every live row
-        is rewritten into new files, the full-text index (whose posting lists keep deleted
-        documents) is built anew, and every older version is removed.
-        """
+        file under the index folder: every live row and the full-text index are rewritten,
+        and every older version is removed."""
         try:
             with failing("cannot erase from the vector index"):
                 if fact_ids:
@@ -416,8 +380,7 @@ class LanceFactIndex:
             await self._optimize(merge_indices=merge)
 
     async def _optimize(self, *, merge_indices: bool = True) -> None:
-        # Compaction and index refresh run beside searches (which stay on the version they
-        # opened); only the removal of the old versions' files waits for them to finish.
+        # Searches stay on the version they opened; only the removal of old files waits.
         dataset = table_folder(self.path)
         await asyncio.to_thread(_compact_in_tiers, dataset, merge_indices)
         await self._table.checkout_latest()
@@ -430,14 +393,20 @@ class LanceFactIndex:
         self._table.close()
 
 
+def _vectors(table: pa.Table) -> Matrix:
+    """The ``vector`` column of a query's rows as one float32 matrix."""
+    values = table["vector"].combine_chunks().flatten().to_numpy()
+    shape = (table.num_rows, _vector_dimension(table.schema))
+    return np.asarray(values, dtype=np.float32).reshape(shape)
+
+
 def _search_where(scope: Scope, model: str) -> str:
     """The rows a vector search may compare: the scope's, of the query vector's model."""
     return f"{scope_where(scope)} AND {model_where(model)}"
 
 
 async def _connect(directory: Path) -> Any:
-    # Without a metadata cache: with the files' metadata in memory, LanceDB decodes data
-    # files zeroed or overwritten under a running bot as rows of zeros instead of failing,
+    # With a metadata cache LanceDB reads zeroed files as rows of zeros instead of failing,
     # and the self-healing index never hears of the damage.
     session = lancedb.Session(metadata_cache_size_bytes=0)
     return await lancedb.connect_async(str(directory), session=session)

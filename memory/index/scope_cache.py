@@ -1,31 +1,9 @@
-"""Recently searched scopes' vectors in memory, so a search is one matrix product.
+"""Recently searched scopes' vectors in memory, so a search is one matrix product
+(a LanceDB filtered search was most of a reply's CPU: docs/benchmarks.md, "Load").
 
-A LanceDB search with the scope prefilter costs about 7 ms of CPU at 50,000 facts, and every
-message makes three (recall, and the candidates of its two facts on the write path); loading
-a scope's 1,000 vectors costs about the same as one search, and searching them in numpy
-0.1 ms (docs/benchmarks.md, "Load"). The index keeps one entry per scope searched lately.
-
-Rules that keep it right:
-
-- An entry holds exactly the rows the scope's own filter and the embedding model select
-  (the same ``where`` as the LanceDB search), under the scope's full key (owner, room, mode)
-  and the model: nothing of one scope can be served to another, nor a vector of one model
-  compared with another's.
-- The index tells the cache after every write. Rows written: each entry first loses the
-  rows of those ids (whoever held them), then takes the written rows that its scope's own
-  filter selects (the owner, and the rooms the scope sees, as ``scope_where`` says) and its
-  model made, so the queue's next write for that person searches memory instead of reloading
-  the scope.
-  Deleted or erased ids leave every entry that holds them. A write that failed drops the
-  entries of its owners.
-- A fill that overlapped writes may hold rows from before them: the writes that happened
-  while it loaded are replayed on its rows (each change above gives the same rows whether
-  the load saw the write or not), then it is kept. If one of them was a failed write, it is
-  used once and not kept. (Under a steady stream of writes, dropping every overlapped fill
-  made most searches load their scope again: 364 loads for 200 messages in the 50 x 4
-  benchmark.)
-- Bounded by the number of rows held (least recently used scopes go first); a scope larger
-  than the bound is not cached, and the index searches it itself.
+An entry holds exactly the rows of the scope's own filter and model, under its full key.
+Every index write tells the cache; writes made while a fill loaded are replayed on it, and a
+failed write drops its owners' entries. Bounded by rows held (least recently used first).
 """
 
 from __future__ import annotations
@@ -194,8 +172,7 @@ class ScopeVectorCache:
                 self._entries[key] = updated
             elif updated is not entry:
                 self._drop([key])
-        while self._rows > self.max_rows:
-            self._drop([next(iter(self._entries))])
+        self._trim()
 
     def _written(self, change: Change | None) -> None:
         for changes in self._fills.values():
@@ -210,9 +187,12 @@ class ScopeVectorCache:
         self._drop([key])
         self._entries[key] = entry
         self._rows += len(entry.fact_ids)
+        self._trim()
+
+    def _trim(self) -> None:
+        """Drop the least recently used entries until the rows fit."""
         while self._rows > self.max_rows:
-            oldest = next(iter(self._entries))
-            self._drop([oldest])
+            self._drop([next(iter(self._entries))])
 
     def _drop(self, keys: list[ScopeKey]) -> None:
         for key in keys:

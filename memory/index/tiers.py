@@ -1,17 +1,8 @@
 """Which fragments of the index table to merge, in tiers of similar size.
 
-Every single write adds a fragment of one row, and every fragment costs a search time. Merging
-all of them into one at each compaction rewrites the whole table every time (what LanceDB's
-``optimize()`` does); merging only the small ones leaves a fragment per 8,192 rows. Merged in
-tiers instead, a fragment is merged once it has ``MERGE_WIDTH - 1`` neighbours of its own size
-class, so each row is rewritten once per tier (about six times at 100,000 facts) and the table
-keeps O(log n) fragments: at most ``MERGE_WIDTH - 1`` of each size class.
-
-Lance merges only adjacent fragments (in the table's order, where a merge puts its result
-last) that the same index segments cover: a tier is a run of adjacent fragments of the same
-size class and the same segments. Fragments that different segments cover wait for the
-segments to be merged (every few compactions, see memory/index/lance.py), which rewrites
-every index: merging the segments for each tier merge would cost more than the tiers save.
+A fragment is merged once it has ``MERGE_WIDTH - 1`` neighbours of its size class, so each
+row is rewritten once per tier and the table keeps O(log n) fragments. Lance merges only
+adjacent fragments that the same index segments cover; others wait for the segments' merge.
 """
 
 from __future__ import annotations
@@ -20,14 +11,11 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-# Fragments of one size class (rows within a factor of MERGE_WIDTH) merged together once there
-# are this many side by side. Search time and rows rewritten per fact are in docs/benchmarks.md.
+# Fragments of one size class (rows within a factor of MERGE_WIDTH) merged once this many.
 MERGE_WIDTH = 4
-# A fragment with this share of its rows deleted is rewritten (alone if no merge takes it),
-# as Lance's compaction does by default: the deleted rows' bytes go with it.
+# A fragment with this share of its rows deleted is rewritten, as Lance does by default.
 DELETED_SHARE_TO_REWRITE = 0.1
-# If the order of the fragments keeps similar ones apart (deletes shrink old fragments), the
-# two smallest neighbours are merged while there are more fragments than this.
+# Above this many fragments the two smallest neighbours merge (deletes may keep tiers apart).
 MOST_FRAGMENTS = 24
 # The index segments that cover a fragment (none: not indexed yet).
 Coverage = frozenset[str]
@@ -55,10 +43,8 @@ class FragmentSize:
 
 
 def next_merge(fragments: Sequence[FragmentSize]) -> list[FragmentSize]:
-    """The fragments to merge next (adjacent, in table order, covered alike), or none if the
-    layout is settled: the run of the smallest size class that is ``MERGE_WIDTH`` long or
-    more; else a fragment holding many deleted rows; else, if there are too many fragments,
-    the two adjacent ones of the fewest rows."""
+    """The fragments to merge next (adjacent, covered alike), or none: the shortest-class run
+    of ``MERGE_WIDTH``, else a mostly deleted fragment, else the two smallest neighbours."""
     runs = _runs(fragments, lambda fragment: (fragment.size_class, fragment.coverage))
     long_runs = [run for run in runs if len(run) >= MERGE_WIDTH]
     if long_runs:

@@ -1,23 +1,9 @@
-"""The language-model port: one chat completion, optionally constrained to a JSON schema,
-and, for models that support it, a completion that may call tools.
+"""The language-model port: a chat completion (optionally to a JSON schema), one that may
+call tools, and a streamed reply.
 
-The caller validates structured replies against its own pydantic model: the port returns the
-raw text, so that broken JSON is the caller's guard to handle, not something hidden here.
-Tool calls come back as they were made (name and arguments); validating the arguments is the
-caller's job too. A tool result goes back to the model as a ``tool`` message that names the
-call it answers.
-
-A backend that streams (:class:`StreamingModel`) also answers a reply call piece by piece:
-``stream`` hands each piece of text to a callback as the model writes it and returns the
-whole turn at the end, with the same errors as the calls above. Structured tool calls never
-reach the callback; a call the model writes as text does (it is text until it is complete),
-so whoever shows the pieces to a person must hold such text back.
-
-Every call says what it is for (:class:`CallKind`); the backend sends that kind's token
-budget (:class:`TokenBudgets`) as ``max_tokens`` / ``num_predict``, so a runaway answer ends
-at the budget instead of at the timeout. An answer that hit its budget is raised as
-:class:`AnswerCut` with the text so far: a cut reply can still be sent with a note, a cut
-JSON answer is unusable.
+The port returns raw text and the calls as made: validating them is the caller's guard.
+Every call names its :class:`CallKind`, whose token budget is sent, so a runaway answer ends
+at the budget (:class:`AnswerCut`, with the text so far) instead of at the timeout.
 
 Errors::
 
@@ -56,12 +42,8 @@ class CallKind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class TokenBudgets:
-    """The most tokens the model may generate per call kind.
-
-    The JSON budgets leave room for a message with many facts (about 30 tokens a fact, 15 a
-    decision) and for a judge batch of ten pairs, whose verdicts a server may indent; a reply
-    of 1,024 tokens is some 700 words.
-    """
+    """The most tokens generated per call kind: room for many facts (about 30 tokens a
+    fact, 15 a decision) or ten judged pairs; a reply of 1,024 tokens is some 700 words."""
 
     reply: int = 1024
     extraction: int = 512
@@ -154,9 +136,7 @@ class WrongProvider(LanguageModelError):
 
 
 class AnswerCut(LanguageModelError):
-    """The model stopped at its token budget (``finish_reason: "length"`` or Ollama's
-    ``done_reason: "length"``); ``text`` is what it wrote until then, ``turn`` the whole turn
-    when tools were offered."""
+    """The model stopped at its token budget; ``text`` is what it wrote until then."""
 
     def __init__(self, kind: CallKind, budget: int, text: str) -> None:
         super().__init__(
@@ -180,8 +160,7 @@ class LanguageModel(Protocol):
         json_schema: Mapping[str, Any] | None = None,
         temperature: float | None = None,
     ) -> str:
-        """The assistant's reply text; with ``json_schema``, text meant to match it.
-        Raises :class:`AnswerCut` when the answer reached the budget of ``kind``."""
+        """The reply text; with ``json_schema``, text meant to match it."""
         ...
 
     async def aclose(self) -> None: ...
@@ -198,9 +177,7 @@ class ToolCallingModel(LanguageModel, Protocol):
         *,
         temperature: float | None = None,
     ) -> AssistantTurn:
-        """The assistant's turn, with the reply budget; raises :class:`ToolsNotSupported` if
-        tools are refused and :class:`AnswerCut` if the turn reached the budget. A call of an
-        offered tool written as text is returned as a tool call, not as text."""
+        """The turn (reply budget); a call of an offered tool written as text is a call."""
         ...
 
 
@@ -216,8 +193,6 @@ class StreamingModel(LanguageModel, Protocol):
         tools: Sequence[ToolSpec] = (),
         temperature: float | None = None,
     ) -> AssistantTurn:
-        """A reply call (the reply budget) whose text goes to ``on_text`` piece by piece as
-        it is written; the whole turn is returned at the end, read as
-        ``complete_with_tools`` reads it when ``tools`` are offered. Raises as those calls
-        do, also after some text was handed on (a stream that breaks midway)."""
+        """A reply whose text goes to ``on_text`` as it is written (a call written as text
+        too: the caller holds it back); the whole turn at the end. It may raise midway."""
         ...

@@ -1,18 +1,8 @@
 """Chat completions from an Ollama server through ``ollama.AsyncClient``.
 
-Every call sends its kind's token budget as ``options.num_predict``; ``done_reason:
-"length"`` raises :class:`AnswerCut`. Structured calls pass the JSON schema as ``format=``
-(Ollama constrains decoding to it). Tool calls pass ``tools=``; Ollama answers HTTP 400
-"... does not support tools" for a model whose template has no tool support, which becomes
-:class:`ToolsNotSupported`; a call the model wrote as text is read as a call. A 404 that is
-not Ollama's "model not found" means the server is not Ollama (an OpenAI-compatible server
-has no ``/api/chat``): :class:`WrongProvider`, with the fix. A streamed reply (``stream``)
-reads Ollama's NDJSON parts as they come (``stream=True``).
-Connection failures (refused, dropped) are retried a few times with a short pause, because a
-local Ollama that is just starting or reloading a model refuses briefly; a timeout is not
-retried, since the caller would wait twice as long for the same overloaded server; nor is a
-stream that breaks after some of its text was handed on (that text cannot be taken back). Errors are
-translated into the port's errors, the original kept as the cause.
+A refused or dropped connection is retried a few times with a short pause (a local Ollama
+that is starting or loading a model refuses briefly); a timeout is not (the caller would
+wait twice as long), nor a stream that broke after some of its text was handed on.
 """
 
 from __future__ import annotations
@@ -63,33 +53,6 @@ def chat_message(message: ChatMessage) -> dict[str, Any]:
     if message.tool_call is not None:
         body["tool_name"] = message.tool_call.name
     return body
-
-
-def chat_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
-    return [chat_message(message) for message in messages]
-
-
-def missing_model_error(model: str, host: str, error: ollama.ResponseError) -> ModelNotFound:
-    return ModelNotFound(
-        f"Ollama at {host} does not have the model {model!r}: run `ollama pull {model}` "
-        f"(or set llm.model to a pulled one); Ollama said: {error.error}"
-    )
-
-
-def is_missing_model(error: ollama.ResponseError) -> bool:
-    """Ollama's own 404 names the model ("model \"x\" not found, try pulling it first");
-    any other 404 to ``/api/chat`` comes from a server that has no such path."""
-    detail = str(error.error).lower()
-    return "model" in detail and "not found" in detail
-
-
-def wrong_provider_error(host: str, error: ollama.ResponseError) -> WrongProvider:
-    return WrongProvider(
-        f"the server at {host} is not Ollama: it answered HTTP {error.status_code} to "
-        f"/api/chat ({str(error.error)[:120]}). If it is an OpenAI-compatible server "
-        f'(llama.cpp, vLLM, LM Studio), set llm.provider = "openai" and llm.base_url to '
-        f"its API root ending in /v1; if it is Ollama, fix llm.base_url (no /v1)"
-    )
 
 
 class OllamaLanguageModel:
@@ -177,7 +140,7 @@ class OllamaLanguageModel:
                 accumulated.clear()
             parts = await self._client.chat(
                 model=self._model,
-                messages=chat_messages(messages),
+                messages=[chat_message(message) for message in messages],
                 tools=definitions,
                 options=options,
                 stream=True,
@@ -216,7 +179,7 @@ class OllamaLanguageModel:
         async def once() -> Any:
             return await self._client.chat(
                 model=self._model,
-                messages=chat_messages(messages),
+                messages=[chat_message(message) for message in messages],
                 tools=tools,
                 format=format,
                 options=options,
@@ -228,8 +191,7 @@ class OllamaLanguageModel:
     async def _retrying(
         self, call: Callable[[], Awaitable[Result]], *, may_retry: Callable[[], bool]
     ) -> Result:
-        """``call()``, again after a refused or dropped connection while ``may_retry()``;
-        errors translated into the port's."""
+        """``call()``, again after a refused or dropped connection while ``may_retry()``."""
         for attempt in range(1, self._attempts + 1):
             try:
                 return await call()
@@ -250,10 +212,23 @@ class OllamaLanguageModel:
         raise AssertionError("unreachable: the loop returns or raises")
 
     def _translate(self, error: ollama.ResponseError) -> Exception:
-        if error.status_code == 404 and is_missing_model(error):
-            return missing_model_error(self._model, self._host, error)
+        detail = str(error.error)
+        # Ollama's own 404 names the model; any other comes from a server without /api/chat.
+        lowered = detail.lower()
+        if error.status_code == 404 and "model" in lowered and "not found" in lowered:
+            return ModelNotFound(
+                f"Ollama at {self._host} does not have the model {self._model!r}: run "
+                f"`ollama pull {self._model}` (or set llm.model to a pulled one); Ollama said: "
+                f"{detail}"
+            )
         if error.status_code in (404, 405):
-            return wrong_provider_error(self._host, error)
+            return WrongProvider(
+                f"the server at {self._host} is not Ollama: it answered HTTP "
+                f"{error.status_code} to /api/chat ({detail[:120]}). If it is an "
+                f"OpenAI-compatible server (llama.cpp, vLLM, LM Studio), set llm.provider = "
+                f'"openai" and llm.base_url to its API root ending in /v1; if it is Ollama, '
+                f"fix llm.base_url (no /v1)"
+            )
         if error.status_code == 400 and "does not support tools" in str(error.error):
             return ToolsNotSupported(
                 f"the Ollama model {self._model!r} does not support tools: {error.error}"

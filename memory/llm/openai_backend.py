@@ -1,18 +1,8 @@
 """Chat completions from any OpenAI-compatible server (llama.cpp server, vLLM, LM Studio).
 
-``base_url`` is the API root that ``/chat/completions`` hangs off, usually ending in ``/v1``
-(``http://127.0.0.1:8080/v1``). Every call sends its kind's token budget as ``max_tokens``;
-``finish_reason: "length"`` raises :class:`AnswerCut`. Structured calls send the JSON schema
-as ``response_format={"type": "json_schema", ...}``. Tool calls send ``tools`` and read
-``choices[0].message.tool_calls`` (arguments arrive as a JSON string), or, when the model
-wrote the call as text, the call found in the text. A streamed reply (``stream``) sends
-``"stream": true`` and reads the server-sent events (:mod:`memory.llm.openai_stream`). A
-server that is not OpenAI-compatible (Ollama's native API at a base URL without ``/v1``
-answers 404 to the path) is :class:`WrongProvider`, with the fix. Servers refuse tools
-in their own words (Ollama: 400 "... does not support tools"; vLLM without
-``--enable-auto-tool-choice``: 400; llama.cpp without ``--jinja``: 500 "tools param requires
---jinja flag"); those become :class:`ToolsNotSupported`. HTTP and protocol errors are
-translated into the port's errors here, with the original kept as the cause.
+``base_url`` is the API root, usually ending in ``/v1``. Servers refuse tools in their own
+words (Ollama: "does not support tools"; vLLM: "enable-auto-tool-choice"; llama.cpp: "tools
+param requires --jinja flag"): all become :class:`ToolsNotSupported`.
 """
 
 from __future__ import annotations
@@ -86,13 +76,6 @@ def error_detail(response: httpx.Response) -> str:
     if isinstance(error, str):
         return error
     return response.text.strip()[:300]
-
-
-def looks_like_missing_model(response: httpx.Response, detail: str) -> bool:
-    if response.status_code != 404:
-        return False
-    # A 404 for the whole path means a wrong base_url, not a missing model.
-    return "model" in detail.lower()
 
 
 def refuses_tools(response: httpx.Response, detail: str) -> bool:
@@ -334,7 +317,8 @@ class OpenAILanguageModel:
                 f"the server at {self._base_url} refuses tools for model {self._model!r} "
                 f"(HTTP {response.status_code}): {detail}"
             )
-        if looks_like_missing_model(response, detail):
+        # A 404 that does not name the model is a wrong base_url (below).
+        if response.status_code == 404 and "model" in detail.lower():
             raise ModelNotFound(
                 f"the server at {self._base_url} does not serve model {self._model!r} "
                 f"(load it there or fix llm.model): {detail}"

@@ -1,10 +1,7 @@
 """An OpenAI-compatible chat completion read as it streams (server-sent events).
 
-Each event is a line ``data: <chunk JSON>``; the stream ends with ``data: [DONE]``. A chunk's
-``choices[0].delta`` holds a piece of ``content`` or pieces of ``tool_calls`` (keyed by
-``index``: the id and the name come once, the arguments as fragments of a JSON string), and
-the last one its ``finish_reason``. :class:`StreamedAnswer` adds the chunks up into the
-payload a call without streaming would have got, so the turn is read by the same code.
+:class:`StreamedAnswer` adds the chunks (``data: <chunk>`` lines up to ``data: [DONE]``) up
+into the payload a call without streaming gets, so the turn is read by the same code.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
-"""A scripted language model (test double for an LLM's judgement).
+"""A scripted language model: the test double for an LLM's judgement.
 
-It returns, in order, exactly the answers it was given, including the mistakes a real model
-makes (wrong target, hallucinated id, broken JSON, a tool call with bad arguments), or raises
-the errors it was given. A callable step computes its answer from the messages. A step is
-text or an :class:`AssistantTurn` (text and tool calls, for calls that offer tools). With
-``supports_tools=False`` it refuses tools as a model without tool support does. A text step
-answering a call that offered tools goes through the same reading of calls written as text
-as the real backends. Every call is recorded, with its kind and the tools it offered, for
-assertions.
-
-``stream`` hands the answer's text on in pieces of a few characters, as a server streams
-it (a call written as text too; a structured call never), and a :class:`BrokenStream` step
-hands on its text and then raises its error, as a stream that breaks midway does.
+It returns the given steps in order (answers, mistakes a real model makes, errors to raise,
+or callables of the messages) and records every call. A text step answering a call that
+offered tools is read for calls written as text, as the real backends read it; ``stream``
+hands text on in small pieces, and a :class:`BrokenStream` breaks off midway.
 """
 
 from __future__ import annotations
@@ -59,12 +51,10 @@ class RecordedCall:
 
     @property
     def prompt_text(self) -> str:
-        """All message contents joined, for "the prompt contains ..." assertions."""
         return "\n".join(message.content for message in self.messages)
 
     @property
     def system_text(self) -> str:
-        """The system messages' contents joined (a reply's instructions and its notes)."""
         return "\n".join(m.content for m in self.messages if m.role == "system")
 
 

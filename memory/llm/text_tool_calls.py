@@ -1,15 +1,10 @@
 """Tool calls that a model wrote as text instead of as structured ``tool_calls``.
 
-Small and older models often answer a tools round with the call as plain text, in one of a
-few common shapes: bare JSON ``{"name": ..., "arguments": {...}}`` (or ``"parameters"``), a
-list of those, the same inside ``<tool_call>`` tags (Qwen, Hermes), after ``[TOOL_CALLS]``
-(Mistral) or ``<|python_tag|>`` (Llama 3.1), in a Markdown code fence,
-``{"function": {...}}`` as the OpenAI API writes it, ``{"web_search": {...}}``, or a Python
-call ``web_search(queries=[...])``. An object with a name and arguments is a call whatever
-tool it names (the 0.5B model called a "weather" tool it was never offered): the caller
-finds that it cannot be run. The looser shapes count only for offered tools. Whatever else
-the text says is kept as the text, with the calls and their wrapping taken out, so that raw
-call JSON never reaches a person.
+Small models often write the call as text: bare JSON (or a list of it), inside
+``<tool_call>`` tags, after ``[TOOL_CALLS]`` or ``<|python_tag|>``, in a code fence, or as a
+Python call. An object with a name and arguments is a call whatever tool it names (the
+caller finds it cannot run it); looser shapes count only for offered tools. The rest of the
+text is kept without the calls, so raw call JSON never reaches a person.
 """
 
 from __future__ import annotations

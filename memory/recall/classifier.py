@@ -1,9 +1,6 @@
 """Which messages take the explicit lookup path: questions and requests to recall.
 
-A cheap rule, no model: a question mark, a leading question word, or a request such as
-"what do you remember about ...". Small talk ("how are you?") stays on the passive path.
-A mistake costs little either way: a statement sent to lookup is only slower, a question
-sent to passive still gets the top facts by cosine.
+A cheap rule, no model; a mistake only costs a little speed or ranking either way.
 """
 
 from __future__ import annotations

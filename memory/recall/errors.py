@@ -1,10 +1,10 @@
-"""Errors of the read path. They sit under the memory layer's root::
+"""Errors of the read path, under the memory layer's root::
 
     MemoryLayerError
      └── RerankerError              the cross-encoder failed on a query
           └── RerankerUnavailable   it could not be loaded (not downloaded, wrong path)
 
-The recaller catches both and falls back to cosine order: a reranker never breaks recall.
+The recaller falls back to cosine order on both.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
 """The cross-encoder reranker on fastembed's ``TextCrossEncoder`` (ONNX, in-process).
 
-The model is loaded on first use, in a worker thread, because most replies never need it
-and loading it costs seconds (and a download on first run). A failed load is remembered:
-the next call raises at once instead of retrying a download on every question.
-
-With ``load_wait`` set, a call waits at most that long for the load; the load goes on in the
-background and the call raises :class:`RerankerError` ("still loading"), so the recaller
-answers in cosine order instead of holding a reply for fastembed's download retries, which
-take a long while on a machine without internet.
+Loaded on first use in a worker thread, a failed load remembered; with ``load_wait`` a call
+waits at most so long and raises "still loading", so recall answers in cosine order.
 """
 
 from __future__ import annotations
@@ -29,12 +23,7 @@ class CrossEncoderEngine(Protocol):
 
 
 class FastEmbedReranker:
-    """``model`` is a fastembed cross-encoder name (``Xenova/ms-marco-MiniLM-L-6-v2``,
-    Apache-2.0, English). ``model_path`` is a local directory for machines without a model
-    hub; ``local_files_only`` forbids a download. ``load_wait`` bounds how long a call waits
-    for the first load (None: as long as it takes). ``engine_factory`` replaces fastembed
-    (tests inject a scripted engine to check the call without model weights).
-    """
+    """``model``: a fastembed cross-encoder name; ``engine_factory`` replaces fastembed."""
 
     def __init__(
         self,

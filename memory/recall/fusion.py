@@ -8,10 +8,7 @@ from collections.abc import Sequence
 def reciprocal_rank_fusion(
     rankings: Sequence[Sequence[int]], *, k: int = 60
 ) -> list[tuple[int, float]]:
-    """Ids ranked by the sum of ``1 / (k + rank)`` over the lists (rank counted from 1).
-
-    Ties keep the order of first appearance, so the first list breaks them.
-    """
+    """Ids ranked by the sum of ``1 / (k + rank)`` over the lists; the first list breaks ties."""
     scores: dict[int, float] = {}
     for ranking in rankings:
         for rank, item in enumerate(ranking, start=1):

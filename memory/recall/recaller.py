@@ -1,13 +1,8 @@
-"""The read path: which of a person's facts go into the prompt (design section 5).
+"""The read path: which of a person's facts go into the prompt.
 
-- ``passive``: every reply. Embed the message, the ``top_k`` nearest facts of the scope.
-- ``lookup``: questions, ``/memory search``, "what do you remember about ...". A wide pool
-  with a loose cosine cutoff, reranked by a cross-encoder; cosine order if it cannot load.
-- ``overview``: "what do you know about me?" has nothing to rank by; the newest facts.
-- ``hybrid`` (an option): full-text and vector ranks fused, for either path.
-
-The scope is in both queries: the index search and the SQLite read that turns ids into
-facts. Only active facts come back, in the ranking's order.
+``passive`` (every reply: the nearest facts), ``lookup`` (questions: a wide pool reranked),
+``overview`` (the newest facts) and optional ``hybrid`` fusion. The scope is in both the
+index search and the read of the facts.
 """
 
 from __future__ import annotations
@@ -76,17 +71,14 @@ class Recaller:
         return recalled
 
     async def for_message(self, scope: Scope, text: str) -> list[RecalledFact]:
-        """Everything for "what do you know about me?", lookup for other questions and
-        recall requests, passive recall for everything else."""
+        """The overview, a lookup for questions, passive recall for everything else."""
         recalled, _ = await self.for_message_with(scope, text, nothing)
         return recalled
 
     async def for_message_with(
         self, scope: Scope, text: str, also: ReadAlong[T]
     ) -> tuple[list[RecalledFact], T]:
-        """:meth:`for_message`, and what ``also`` reads in the same read transaction as the
-        recall's facts: one database session for both (the reply path reads the recent
-        turns so). ``also`` does not run if the index fails first."""
+        """:meth:`for_message`, and ``also`` read in the same read transaction."""
         if wants_overview(text):
             async with self._store.read() as transaction:
                 facts = await self._overview_in(transaction, scope)
@@ -98,7 +90,7 @@ class Recaller:
     ) -> tuple[list[RecalledFact], T]:
         ranking: Ranking = []
         if text.strip():
-            vector = await self._embed(text)
+            vector = (await self._embedder.embed([text], "query"))[0]
             if lookup:
                 pool, cutoff = self.settings.lookup_pool, self.settings.lookup_min_similarity
             else:
@@ -119,11 +111,6 @@ class Recaller:
             scope, limit=self.settings.overview_limit, newest_first=True
         )
         return [RecalledFact(fact, 1.0) for fact in facts]
-
-    async def _embed(self, text: str) -> Vectors:
-        vectors = await self._embedder.embed([text], "query")
-        row: Vectors = vectors[0]
-        return row
 
     async def _ranking(
         self,

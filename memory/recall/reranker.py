@@ -8,11 +8,7 @@ from typing import Protocol
 
 class Reranker(Protocol):
     async def rank(self, query: str, passages: Sequence[str]) -> list[float]:
-        """One relevance score per passage, in the passages' order (higher is more relevant).
-
-        Raises :class:`~memory.recall.errors.RerankerUnavailable` if the model cannot be
-        loaded and :class:`~memory.recall.errors.RerankerError` if scoring fails.
-        """
+        """One relevance score per passage, in their order (higher is more relevant)."""
         ...
 
     async def aclose(self) -> None: ...

@@ -9,12 +9,8 @@ from memory.records import Fact
 
 @dataclass(frozen=True)
 class RecalledFact:
-    """A fact visible in the caller's scope, with the score that ranked it.
-
-    The score's meaning depends on the path: cosine similarity (passive and the cosine
-    fallback), the cross-encoder's relevance (reranked lookup), or the fused rank score
-    (hybrid). Compare scores only within one result list.
-    """
+    """A fact visible in the caller's scope, with the score that ranked it (comparable only
+    within one result list)."""
 
     fact: Fact
     score: float
@@ -22,12 +18,8 @@ class RecalledFact:
 
 @dataclass(frozen=True)
 class RecallSettings:
-    """``top_k`` facts go into a prompt; lookup reranks a ``lookup_pool`` first.
-
-    ``lookup_min_similarity`` is the loose cosine cutoff of that pool (passive recall has no
-    cutoff: narrowing is done by scope). ``hybrid`` fuses full-text and vector ranks.
-    ``overview_limit`` caps the newest facts given for "what do you know about me?".
-    """
+    """``top_k`` facts go into a prompt; lookup reranks a ``lookup_pool`` cut at
+    ``lookup_min_similarity``; ``hybrid`` fuses full-text and vector ranks."""
 
     top_k: int = 6
     lookup_pool: int = 50

@@ -1,8 +1,4 @@
-"""A reranker whose scores are given by the test (test double for the cross-encoder).
-
-No cross-encoder weights can be downloaded on the development machines, so tests script the
-judgement a real cross-encoder would make and check that recall follows it.
-"""
+"""A reranker whose scores are given by the test (test double for the cross-encoder)."""
 
 from __future__ import annotations
 
@@ -10,11 +6,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 
 class ScriptedReranker:
-    """Scores passages from a table (``passage -> score``) or a function of (query, passage).
-
-    Passages missing from the table score ``default``. ``calls`` records ``(query,
-    passages)`` of every call.
-    """
+    """Scores from a table (``passage -> score``, else ``default``) or a function; ``calls``
+    records every call."""
 
     def __init__(
         self,

@@ -45,8 +45,7 @@ def to_turn(row: MessageRow | Row[Any] | Inserted) -> ConversationTurn:
     return record_of(ConversationTurn, row, role=Role(row.role))
 
 
-# The reply path's statements, built once: building a statement and its cache key costs the
-# event loop more than SQLite takes to run it (benchmarks/reply_cpu.py).
+# The reply path's statements, built once: building one costs more than SQLite's run.
 INSERT_TURN = insert(MESSAGES).returning(MESSAGES.c.id)
 # One statement, so no forget slips between the check and the insert.
 INSERT_ANSWER = insert(MESSAGES).from_select(
@@ -132,9 +131,8 @@ class TurnRepository:
         return to_turn(Inserted(id=int(result.scalar_one()), **values))
 
     async def add_answer(self, answer: Answer) -> bool:
-        """The bot's answer; nothing if the person's turn it answers is gone (forgotten while
-        the answer was composed). One statement, so no forget slips between the check and
-        the insert."""
+        """The bot's answer, in one statement with the check that the person's turn it
+        answers is still there (no forget slips between them)."""
         values = {
             "room": answer.room,
             "author": answer.author,
@@ -165,8 +163,7 @@ class TurnRepository:
         return [to_turn(row) for row in reversed(rows)]
 
     async def recent_of(self, room: str, author: str, *, limit: int) -> list[ConversationTurn]:
-        """The last ``limit`` turns between ``author`` and the bot in ``room``, oldest first
-        (the bot's answers carry the person they answered as author)."""
+        """The last ``limit`` turns between ``author`` and the bot in ``room``, oldest first."""
         values = {"room": room, "author": author, "limit": limit}
         rows = (await self.session.execute(RECENT_OF, values)).all()
         return [to_turn(row) for row in reversed(rows)]
@@ -174,8 +171,8 @@ class TurnRepository:
     async def recent_shared(
         self, room: str, *, audience: str | None, since: datetime | None, limit: int
     ) -> list[ConversationTurn]:
-        """The last ``limit`` turns of a group room that a reader in ``audience`` (None: the
-        room as a whole) could read from ``since`` (None: all), oldest first."""
+        """The last ``limit`` turns of a group room readable by ``audience`` (None: everyone)
+        since ``since``, oldest first."""
         query = RECENT_SHARED[(audience is not None, since is not None)]
         values: dict[str, object] = {"room": room, "limit": limit}
         if audience is not None:

@@ -1,11 +1,7 @@
 """Copying every row of one Mnemo database into another, empty one (``mnemo copy-store``).
 
-Facts with all their versions, their history, the conversation turns, the write queue and
-the settings keep their ids, so every reference between them (a version's successor, an
-event's fact, an answer's turn, a fact's source message) still holds. Self-references are
-written after their table (a fact points at its newer version). PostgreSQL's id sequences
-are moved past the copied ids. The vectors are the index's business: see
-:mod:`memory.copying`.
+Ids are kept, so every reference between rows still holds; self-references are written after
+their table, and PostgreSQL's sequences are moved past the copied ids.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Scoped reads and writes of facts and their audit trail.
 
-Every function that touches facts takes a :class:`~memory.scope.Scope`, and the scope is
-part of the SQL ``WHERE``: a fact outside the scope is indistinguishable from an unknown id.
-The only unscoped reads are the ``admin_*`` functions, used by reconcile and operator tools.
+The scope is part of every ``WHERE``: a fact outside it is indistinguishable from an unknown
+id. Only the ``admin_*`` functions (reconcile, operator tools) read unscoped.
 """
 
 from __future__ import annotations
@@ -94,8 +93,7 @@ class EventDraft:
 
 
 def facts_by_ids_query(*, only: bool, exclude: bool) -> Select[Any]:
-    """Facts by id, with the scope in the ``WHERE`` as :func:`visible_in` puts it: the owner,
-    and the one room (``only``) or every room but one (``exclude``)."""
+    """Facts by id, the scope in the ``WHERE`` as :func:`visible_in` puts it."""
     conditions = [
         FACTS.c.owner == bindparam("owner"),
         FACTS.c.id.in_(bindparam("ids", expanding=True)),
@@ -110,8 +108,7 @@ def facts_by_ids_query(*, only: bool, exclude: bool) -> Select[Any]:
 # Every learned fact is one of each: inserted as Core rows (no ORM object and flush).
 INSERT_FACT = insert(FACTS).returning(FACTS.c.id)
 INSERT_EVENT = insert(FACT_EVENTS).returning(FACT_EVENTS.c.id)
-# Recall reads facts by id on every reply: Core rows, from statements built once (building a
-# statement and its cache key costs the event loop more than SQLite takes to run it).
+# Recall reads facts by id on every reply: statements built once (as in conversation.py).
 FACTS_BY_IDS = {
     (only, exclude): facts_by_ids_query(only=only, exclude=exclude)
     for only in (False, True)
@@ -179,10 +176,7 @@ class FactRepository:
         return [to_fact(row) for row in (await self.session.scalars(query)).all()]
 
     async def matching(self, scope: Scope, needle: str, *, limit: int) -> list[Fact]:
-        """Active facts in ``scope`` whose number or text contains ``needle`` (any case).
-
-        For autocomplete: filtered and limited in SQL, so it stays fast on a large scope.
-        """
+        """Active facts in ``scope`` whose number or text contains ``needle`` (autocomplete)."""
         query = (
             select(FactRow)
             .where(
@@ -226,10 +220,7 @@ class FactRepository:
         return to_fact(row)
 
     async def erase(self, scope: Scope, fact_id: int) -> list[int]:
-        """Remove a fact for good, with the older versions it replaced and their events.
-
-        Returns the erased ids (empty if the id is not visible in ``scope``).
-        """
+        """Remove a fact for good, with its older versions and their events; the erased ids."""
         chain = await self.version_chain(scope, fact_id)
         await self.erase_ids(scope, chain)
         return chain
@@ -320,10 +311,8 @@ class FactRepository:
     async def latest_undoable_event(
         self, scope: Scope, *, actors: Sequence[Actor], actions: Sequence[Action]
     ) -> FactEvent | None:
-        """The newest not-yet-undone event of ``scope`` by ``actors`` with one of ``actions``.
-
-        The filters are in the query, so a long run of NONE events cannot hide older changes.
-        """
+        """The newest not-yet-undone event of ``scope`` by ``actors`` with one of ``actions``
+        (filtered in SQL, so a long run of NONE events cannot hide older changes)."""
         condition = visible_in(scope, FactEventRow)
         query = (
             select(FactEventRow)
@@ -377,12 +366,8 @@ class FactRepository:
     async def admin_changed_facts_since(
         self, since: datetime | None, *, also_ids: Sequence[int] = ()
     ) -> list[Fact]:
-        """Active facts of every scope created, or touched by an event, after ``since``.
-
-        Consolidation's own events do not count, so a run does not wake itself up again;
-        an undo (``undone_at``) does. ``since`` None means every active fact. Consolidation
-        use only: the caller groups the result by (owner, room).
-        """
+        """Active facts of every scope created, or touched by an event, after ``since`` (None:
+        all); consolidation's own events do not count, so a run does not wake itself up."""
         active = FactRow.status == FactStatus.ACTIVE.value
         if since is None:
             query = select(FactRow).where(active).order_by(FactRow.id)
@@ -413,10 +398,7 @@ class FactRepository:
         return [to_fact(row) for row in (await self.session.scalars(query)).all()]
 
     async def undone_pairs(self, scope: Scope, actor: Actor) -> set[frozenset[int]]:
-        """The (fact, related fact) pairs of ``actor``'s events in ``scope`` that were undone.
-
-        Consolidation skips these: a person who undid a merge does not want it again.
-        """
+        """The (fact, related fact) pairs of ``actor``'s undone events in ``scope``."""
         query = select(FactEventRow.fact_id, FactEventRow.related_fact_id).where(
             FactEventRow.owner == scope.owner,
             FactEventRow.room == scope.room,
@@ -427,11 +409,8 @@ class FactRepository:
         return {frozenset((first, second)) for first, second in rows if first and second}
 
     async def admin_purge_deleted_before(self, cutoff: datetime) -> list[int]:
-        """Erase facts soft-deleted (status ``deleted``) before ``cutoff``, for every scope.
-
-        The inactive older versions they replaced and the events naming them go too, so the
-        text is really gone. Returns the erased ids. Scheduler use only.
-        """
+        """Erase facts soft-deleted before ``cutoff``, with the inactive versions they
+        replaced and the events naming them, so the text is really gone; the erased ids."""
         ended = func.coalesce(FactRow.valid_to, FactRow.created_at)
         query = select(FactRow.id).where(FactRow.status == FactStatus.DELETED.value, ended < cutoff)
         chain = list((await self.session.scalars(query)).all())

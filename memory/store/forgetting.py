@@ -1,19 +1,8 @@
 """Forgetting for good (``/memory forget``), inside the caller's transaction.
 
-``fact``: the fact, every older version, every event on them, the events without a fact that
-came from the same source messages (raw model output, repeats), and the person's turns of
-those source messages (the bot's answers go with them, ``ON DELETE CASCADE``).
-
-``everything``: every fact of the scope whatever its status, every event of the scope except
-the text-free FORGET audit rows, the person's turns in the scope's rooms (and the answers to
-them), and the person's queued writes there, claimed or not.
-
-``message`` (a person deleted their chat message): the facts whose only source is that
-message, with their versions and events, the events without a fact from it, its turns (and
-the answers to them) and its queued writes. A fact the message taught that another message
-also taught or confirmed stays, with its history.
-
-All leave one text-free FORGET row, so the history shows that something was forgotten.
+``fact``, ``everything`` and ``message`` (a deleted chat message) erase the facts with their
+versions and events, the turns they were learned from and the queued writes; a fact another
+message also taught stays. Each leaves one text-free FORGET row in the history.
 """
 
 from __future__ import annotations
@@ -126,8 +115,7 @@ class ForgetRepository:
         return Erased(tuple(erased), active, events, turns, queued)
 
     async def author_of(self, rooms: Sequence[str], message_id: str) -> str | None:
-        """Whose message ``message_id`` in one of ``rooms`` was, from the facts, events and
-        queued writes it left (only ever its author's); None if it left none."""
+        """Whose message ``message_id`` in one of ``rooms`` was, from what it left; or None."""
         for column_owner, column_room, column_source in (
             (FactRow.owner, FactRow.room, FactRow.source_message_id),
             (FactEventRow.owner, FactEventRow.room, FactEventRow.source_message_id),

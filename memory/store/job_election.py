@@ -1,10 +1,7 @@
 """Which process runs a scheduled job, when several share one PostgreSQL database.
 
-Every process schedules the maintenance jobs; when one comes due, the process that takes the
-job's session-level advisory lock runs it and the others skip it. The lock is held on a
-connection of its own for as long as the job runs, and PostgreSQL drops it when that
-connection ends (the process died, kill -9 included), so a dead runner never blocks the job.
-On SQLite one process owns the database: it always runs its jobs.
+The one that takes the job's session-level advisory lock runs it; PostgreSQL drops the lock
+with its connection (kill -9 included), so a dead runner never blocks the job.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The durable queue of messages waiting for memory extraction, and the claims on its rows.
 
-A worker claims a row (``claimed_by``, ``claimed_until``) before processing it, and deletes
-it in the transaction that applies its facts, only while the claim is still its own. A row
-whose worker died is claimable again once the lease has ended (or at start-up, on SQLite,
-where one process owns the data folder).
+A row is deleted in the transaction that applies its facts, only while its worker's claim
+holds; a dead worker's row is claimable again after the lease.
 """
 
 from __future__ import annotations
@@ -47,15 +45,13 @@ from memory.store.schema import (
 
 
 def to_pending(row: PendingWriteRow | Row[Any] | Inserted) -> PendingWrite:
-    """A queued write from its ORM row, a Core row of ``PENDING_WRITES`` or the values just
-    inserted."""
+    """A queued write from its ORM row, a Core row or the values just inserted."""
     return record_of(PendingWrite, row)
 
 
 def next_row() -> ColumnElement[bool]:
-    """The row is its person's next to process at ``:now``: due, no live claim on the person,
-    and every earlier row of theirs not yet due and failed with an error that starts with
-    ``:passing_error`` (it lets later rows pass); so at most one row of a person is."""
+    """The row is its person's next at ``:now``: due, no live claim on the person, and every
+    earlier row of theirs waiting after an error starting with ``:passing_error``."""
     now = bindparam("now", type_=UTCDateTime())
     passing_error = bindparam("passing_error", type_=String())
     other = aliased(PendingWriteRow)
@@ -75,8 +71,7 @@ def next_row() -> ColumnElement[bool]:
     return and_(PendingWriteRow.next_attempt_at <= now, ~person_busy, ~earlier_waits)
 
 
-# Built once, as a claim is made for every queued message and building the statement costs
-# more than SQLite takes to run it: the next rows of anyone but some people, oldest first,
+# Built once (a claim for every queued message): the next rows of anyone but some people,
 # and the next row of one person (again under the person's lock, on PostgreSQL).
 NEXT_ROWS = (
     select(PENDING_WRITES)
@@ -104,8 +99,7 @@ class PendingWriteRepository:
         source_message_id: str | None = None,
         corrects: bool = False,
     ) -> PendingWrite:
-        """``corrects``: the row is an edit of the message ``source_message_id``; a new row,
-        due at once."""
+        """``corrects``: the row is an edit of the message ``source_message_id``."""
         values = {
             "owner": scope.owner,
             "room": scope.room,
@@ -161,17 +155,10 @@ class PendingWriteRepository:
         skip_owners: Collection[str] = (),
         candidates: int = 16,
     ) -> PendingWrite | None:
-        """Claim the next row to process, or ``None``: of anyone but ``skip_owners``, or
-        ``owner``'s only.
+        """Claim the next row of anyone but ``skip_owners`` (or of ``owner``), or ``None``.
 
-        Per person, rows are taken in order (:func:`next_row`): a person with a live claim is
-        skipped, and a row not yet due blocks the person's later rows unless its error starts
-        with ``passing_error``. For each candidate person, oldest row first: their advisory
-        lock on PostgreSQL (skipped if another process holds it), then the row, found again
-        with ``FOR UPDATE SKIP LOCKED`` now that the lock is ours. Claims of one person are
-        thereby taken one at a time across all processes sharing the database, and each sees
-        the claims committed before it: never two live claims of one person, their rows in
-        order. On SQLite the one writer already takes them one at a time.
+        On PostgreSQL each candidate's advisory lock is tried first and the row read again
+        ``FOR UPDATE SKIP LOCKED``: never two live claims of one person across processes.
         """
         values: dict[str, object] = {"now": now, "passing_error": passing_error}
         if owner is None:
@@ -264,8 +251,7 @@ class PendingWriteRepository:
         return rowcount(result) == 1
 
     async def release_claims(self, worker: str | None = None) -> int:
-        """Release the claims of ``worker``, or every claim (start-up of the one process that
-        owns a SQLite data folder: any claim left is a dead process's)."""
+        """Release the claims of ``worker``, or every claim (SQLite start-up)."""
         query = update(PendingWriteRow).where(PendingWriteRow.claimed_by.is_not(None))
         if worker is not None:
             query = query.where(PendingWriteRow.claimed_by == worker)
@@ -277,8 +263,7 @@ class PendingWriteRepository:
         return rowcount(result)
 
     async def discard_for_scope(self, scope: Scope) -> int:
-        """Drop the queued writes of one scope, claimed or not (``forget all``): a write in
-        flight finds its row gone at commit and applies nothing."""
+        """Drop the queued writes of one scope, claimed or not (``forget all``)."""
         result = await self.session.execute(
             delete(PendingWriteRow).where(
                 PendingWriteRow.owner == scope.owner,

@@ -1,15 +1,8 @@
-"""Cross-process locks on one person's memory, for a database shared by several processes.
+"""Cross-process locks on one person's memory, for a PostgreSQL database several processes
+share: whatever changes a person's facts takes their transaction-level advisory lock first.
 
-On PostgreSQL several processes (the bot, ``mnemo worker`` processes) write the same
-database. Whatever changes one person's facts (a queued write's commit, ``remember``,
-``undo``, ``forget``, a consolidation merge) takes that person's transaction-level advisory
-lock first, so two such transactions of one person never overlap: a forget cannot miss the
-facts a worker commits at the same moment, and a queue claim skips a person whose memory is
-being changed. The lock ends with the transaction. On SQLite one process owns the database
-and its one writer already orders these transactions: nothing is taken.
-
-Keys are (namespace, hashtext(owner)): two people whose names hash alike only wait for each
-other, which is slower, never wrong.
+On SQLite the one writer already orders these transactions: nothing is taken. Two people
+whose names hash alike only wait for each other (slower, never wrong).
 """
 
 from __future__ import annotations

@@ -157,11 +157,7 @@ class SettingRow(Base):
 
 
 class FactVectorRow(Base):
-    """PostgreSQL only: a fact's vector (pgvector), written in the fact's own transaction.
-
-    SQLite keeps vectors in LanceDB instead; ``POSTGRES_ONLY_TABLES`` names this table so
-    that nothing creates it there.
-    """
+    """PostgreSQL only (``POSTGRES_ONLY_TABLES``): a fact's vector, in the fact's transaction."""
 
     __tablename__ = "fact_vectors"
 

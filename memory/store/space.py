@@ -1,13 +1,7 @@
 """Keeping SQLite's files the size of the data: free pages given back, the log kept small.
 
-Deleted rows leave free pages inside the database file; SQLite reuses them but never gives
-them back unless told. With ``auto_vacuum = INCREMENTAL`` the free pages can be cut off the
-end of the file in small steps (:func:`give_back_free_pages`), each a short write that
-replies never wait long for. A database made without it needs one full ``VACUUM`` to switch
-(:func:`switch_to_incremental_vacuum`), done at start-up while the file is small, and by
-``mnemo compact`` whatever its size (:func:`vacuum`).
-
-Only for SQLite: on another database these report nothing and change nothing.
+With ``auto_vacuum = INCREMENTAL`` free pages are cut off the file in short steps that replies
+never wait long for; switching to it takes one full ``VACUUM``. Nothing on other databases.
 """
 
 from __future__ import annotations
@@ -23,7 +17,7 @@ from memory.priority import Priority
 from memory.store.database import Database, translate_error
 
 INCREMENTAL = 2  # PRAGMA auto_vacuum: 0 none, 1 full, 2 incremental
-# A switch at start-up copies the whole file once: about a second for this much.
+# A switch at start-up copies the whole file once.
 SWITCH_AT_START_UP_MAX_BYTES = 64 * 2**20
 _PAGES_PER_STEP = 256
 
@@ -108,8 +102,7 @@ async def _vacuum_step(database: Database) -> bool:
 
 
 async def vacuum(database: Database) -> None:
-    """Rewrite the whole file without free space, switching to incremental auto-vacuum on
-    the way. Holds the database for as long as the copy takes: for ``mnemo compact``."""
+    """Rewrite the whole file, switching to incremental auto-vacuum (``mnemo compact``)."""
     if not is_sqlite(database):
         return
     async with database.writing(Priority.BACKGROUND):
@@ -125,9 +118,8 @@ async def vacuum(database: Database) -> None:
 async def switch_to_incremental_vacuum(
     database: Database, *, max_bytes: int = SWITCH_AT_START_UP_MAX_BYTES
 ) -> bool | None:
-    """At start-up: switch a database made without incremental auto-vacuum, if it is small
-    enough to copy at once. True if switched, False if too large (``mnemo compact`` does
-    it), None if nothing was to do."""
+    """At start-up, switch a small database to incremental auto-vacuum: True if switched,
+    False if too large (``mnemo compact`` does it), None if nothing was to do."""
     space = await database_space(database)
     if space is None or space.incremental_vacuum:
         return None

@@ -1,14 +1,7 @@
 """The vector index in PostgreSQL: pgvector rows beside the facts, in the same database.
 
-The scope filter is the store's own condition (:func:`memory.store.visible_in`) in the same
-SQL statement as the distance, joined to the facts, so only active facts of the scope are
-ever ranked, and only rows of the query vector's embedding model. Search is exact per scope
-(the scope's rows come by the ``(owner, room, status)`` index, then every one is compared):
-docs/benchmarks.md has the numbers against an HNSW index with the filter.
-
-The store writes through :class:`PgVectorWrites` inside its own transaction, so facts and
-vectors commit together. The methods of :class:`PgVectorIndex` that write open a
-transaction of their own, under the people's locks.
+Search joins the facts with the store's own scope condition, exact per scope (numbers in
+docs/benchmarks.md). The store writes inside its own transaction (:class:`PgVectorWrites`).
 """
 
 from __future__ import annotations
@@ -73,8 +66,7 @@ class PgVectorWrites:
             )
 
     async def erase(self, fact_ids: Sequence[int]) -> None:
-        """The rows go with their facts (ON DELETE CASCADE); this removes any left over.
-        The store's scrub (VACUUM) follows the commit."""
+        """The rows go with their facts (ON DELETE CASCADE); this removes any left over."""
         await self.delete(fact_ids)
 
     async def after_commit(self) -> None:
@@ -89,8 +81,7 @@ class PgVectorIndex:
 
     @classmethod
     async def open(cls, database: Database, *, dimension: int) -> PgVectorIndex:
-        """Drop the vectors of another dimension (a new embedding model): reconcile
-        re-embeds those facts, as it does after LanceDB rebuilt its table."""
+        """Drop the vectors of another dimension (a new model): reconcile re-embeds them."""
         index = cls(database)
         async with index._session() as session:
             result = await session.execute(
@@ -112,10 +103,8 @@ class PgVectorIndex:
 
     @asynccontextmanager
     async def _session(self, *, lock_timeouts_pass: bool = False) -> AsyncIterator[AsyncSession]:
-        """A transaction of the store's database (PostgreSQL orders its writers itself);
-        its errors are the index's here, but with ``lock_timeouts_pass`` a person's lock
-        held too long by another process stays a :class:`LockTimeoutError`: the write was
-        fine and is made again later."""
+        """A transaction whose errors are the index's; with ``lock_timeouts_pass`` a lock
+        held too long stays a :class:`LockTimeoutError` (the write is made again later)."""
         try:
             async with self._database.session() as session:
                 yield session
@@ -127,16 +116,8 @@ class PgVectorIndex:
             ) from error
 
     async def upsert(self, facts: Sequence[IndexedFact]) -> None:
-        """Write the rows of the facts still active, in a transaction of its own that holds
-        their owners' locks (:mod:`memory.store.people_lock`).
-
-        The rows may come from a read made earlier. Every write that changes a person's facts
-        takes that person's lock, so under it the facts are read again: a fact superseded or
-        forgotten meanwhile is left out, and a later change waits for this commit. ``FOR KEY
-        SHARE`` holds off the purge of long-deleted facts (made without a person's lock). A
-        lock held longer than the database waits raises :class:`LockTimeoutError` with
-        nothing written.
-        """
+        """Write the rows of the facts still active, read again under their owners' locks
+        (the rows may come from an earlier read); ``FOR KEY SHARE`` holds off the purge."""
         if not facts:
             return
         still_active = (
@@ -191,12 +172,8 @@ class PgVectorIndex:
         return [ScoredFactId(int(fact_id), 1.0 - float(value)) for fact_id, value in rows]
 
     async def full_text_search(self, scope: Scope, query: str, *, limit: int) -> list[ScoredFactId]:
-        """Indexed active facts visible in ``scope`` that share a word stem with ``query``,
-        best first.
-
-        Any word may match (the words of ``plainto_tsquery`` joined with OR, as BM25 ranks);
-        the ``similarity`` field holds ``ts_rank_cd``, not a cosine.
-        """
+        """Indexed active facts in ``scope`` sharing a word stem with ``query`` (any word),
+        best first; ``similarity`` holds ``ts_rank_cd``."""
         if not query.strip():
             return []
         words = func.plainto_tsquery(TEXT_SEARCH_CONFIGURATION, query)

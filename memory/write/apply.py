@@ -1,8 +1,7 @@
 """Stage 6: apply the planned writes, and their index rows, inside one store transaction.
 
-UPDATE supersedes (the old row becomes ``superseded`` with ``valid_to`` and
-``superseded_by``) and inserts the new text; DELETE marks the row ``deleted`` and keeps it, so
-undo can bring it back. Every decision, NONE included, becomes one ``fact_events`` row.
+UPDATE supersedes the old row and DELETE marks it ``deleted`` (undo can bring both back);
+every decision, NONE included, becomes one ``fact_events`` row.
 """
 
 from __future__ import annotations

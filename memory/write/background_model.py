@@ -1,15 +1,9 @@
 """The background's model calls give way to replies (the model side of replies first).
 
-A local model server answers few requests at once (llama.cpp and Ollama on a small machine:
-one), and a request already at the server goes first. So a background call (extraction,
-decision, consolidation) is not sent while a reply is in progress (:class:`Replies`), and
-one already at the server when a reply starts is cancelled and sent again once the replies
-are done: the server stops generating when its client closes the request, and the call is
-idempotent (what it decides is applied only when its answer arrives). At most ``max_calls``
-background calls are at the server at once.
-
-After ``max_wait_seconds`` of replies without a gap a call goes anyway, and is not cancelled:
-a busy room slows learning down but never stops it.
+A local server answers few requests at once, so a background call is not sent while a reply
+is in progress, and one at the server when a reply starts is cancelled and sent again after
+(the server stops when the request is closed; the call is idempotent). After
+``max_wait_seconds`` of replies without a gap a call goes anyway: learning slows, never stops.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Stage 2: the active facts of the same scope that a new fact resembles (cosine >= threshold).
 
-The scope filter runs inside the index search, before scoring; the facts are then read back
-from SQLite with the same scope, and only active ones are kept, because the index is derived
-data that can lag behind SQLite for a moment.
+The index searches inside the scope; the facts are read back from SQLite with the same scope,
+active only, as the index can lag behind.
 """
 
 from __future__ import annotations
@@ -15,9 +14,7 @@ from memory.records import Fact, FactStatus
 from memory.scope import Scope
 from memory.store import Store
 
-# `mnemo calibrate` on the shipped pairs with all-MiniLM-L6-v2 (docs/benchmarks.md): the
-# lowest pair that must be a candidate scores 0.36, less a margin for recall. It belongs to
-# that model; the config's memory.candidate_threshold defaults to it.
+# `mnemo calibrate` for all-MiniLM-L6-v2 (docs/benchmarks.md); memory.candidate_threshold.
 CALIBRATED_CANDIDATE_THRESHOLD = 0.30
 
 

@@ -1,10 +1,6 @@
-"""Stages 1 and 4 in one call: extract the facts and decide on the known facts together.
-
-Used when the message itself resembles known facts of its scope (:func:`related_facts`): the
-model gets them listed with the message and answers each fact with its action. The facts go
-through the same grounding and dates as a plain extraction; each decision is resolved among
-the facts listed, and :mod:`memory.write.guards` then decides whether the code can use it or
-must ask the decision prompt after all.
+"""Stages 1 and 4 in one call, when the message resembles known facts: extract the facts and
+decide on the known ones together; the guards decide whether the code can use a decision
+or must ask the decision prompt after all.
 """
 
 from __future__ import annotations
@@ -35,11 +31,8 @@ async def related_facts(
     threshold: float,
     limit: int,
 ) -> list[Fact]:
-    """The active facts of ``scope`` that the message, or one of its clauses, resembles.
-
-    Clauses too: in "I moved to Warsaw and I adopted a parrot" the whole message scores 0.29
-    against "I live in Prague", its first clause 0.45 (all-MiniLM-L6-v2).
-    """
+    """The active facts of ``scope`` that the message, or one of its clauses, resembles
+    (a clause may score far higher than the whole message)."""
     clauses = statement_clauses(text)
     texts = [text, *clauses] if len(clauses) > 1 else [text]
     vectors = await embedder.embed(texts, "document")

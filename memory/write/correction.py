@@ -1,12 +1,8 @@
 """An edited message through the write path: the new text corrects what the old one taught.
 
-The facts the message taught (it is among the sources of their versions) are candidates of
-every fact of the new text, whatever their similarity, so the model can UPDATE one ("I live in
-Pari" -> "I live in Paris") or keep it (NONE); the usual guards apply. A taught fact that no
-decision kept, updated or deleted, and that this message alone taught, is no longer said: the
-code deletes it (guard ``edited_away``), as a deletion from conversation is done: kept in
-history, and ``undo`` brings it back. A fact another message taught or confirmed too stays.
-The message's time stays the reference for relative dates ("yesterday").
+The facts the message taught are candidates of every new fact, so the model can UPDATE or
+keep one; a taught fact no decision kept, that this message alone taught, is deleted (guard
+``edited_away``: kept in history, undoable).
 """
 
 from __future__ import annotations

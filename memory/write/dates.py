@@ -1,11 +1,8 @@
 """When a fact became true: the message's own words, resolved against the message's time.
 
-The extraction model only copies the words of the message that say when ("last month",
-"letzten Monat", "先月"); code turns them into a date with ``dateparser``, relative to when
-the message was sent. Small models put today's date on every fact when asked for a date
-themselves; words that are not in the message are dropped, so a fact gets no date rather
-than a wrong one. A relative expression in the fact's text gets the absolute date beside it,
-so that "next Friday" still means the right day next year.
+The model only copies the words that say when; ``dateparser`` resolves them (small models
+put today's date on every fact). Words not in the message are dropped: no date beats a
+wrong one.
 """
 
 from __future__ import annotations

@@ -1,13 +1,11 @@
-"""Errors of the write path.
-
-::
+"""Errors of the write path::
 
     MemoryLayerError (memory.errors)
      └── WriteError
           └── UnusableModelOutput   the model's answer was not valid JSON of the expected
                                     shape, or named an unknown action: the write stays queued
 
-Errors of the parts it uses (store, index, embedder, language model) pass through unchanged.
+The parts' errors (store, index, embedder, model) pass through unchanged.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Stage 1: ask the model for the facts the user states about themselves in one message.
-
-The model proposes; code then checks each fact against the message: a fact that is not said
-in it (only asked about, or invented) is kept aside as ``ungrounded``, and the words the
-model copied for "when" are resolved to a date against the message's time.
+"""Stage 1: ask the model for the facts the user states about themselves in one message;
+a fact not said in it is kept aside as ``ungrounded``.
 """
 
 from __future__ import annotations
@@ -65,10 +62,8 @@ def no_decision(_: prompt.ExtractedFact) -> InlineDecision | None:
 
 
 async def extract_facts(llm: LanguageModel, text: str, message_time: datetime) -> Extraction:
-    """The user's own facts in ``text``; raises UnusableModelOutput on a broken or cut answer.
-
-    Only the user's message is sent: bot replies and web results never become facts.
-    """
+    """The user's own facts in ``text`` (only the user's message is sent); raises
+    UnusableModelOutput on a broken or cut answer."""
     raw = await ask(llm, prompt.build_messages(text), prompt.json_schema())
     response = parse_answer("extraction", raw, prompt.ExtractionResponse)
     return await from_answer(response.facts, text, message_time)

@@ -1,16 +1,8 @@
 """A code check on extraction: a fact must be said in the message, not only asked about.
 
-Small models write "facts" out of questions ("Where do I live?" became "I live in Berlin"),
-out of a weather question, or from what they know ("Amelie directed by ..."). The check:
-take the message without its question clauses (a sentence ending in "?" loses its last
-clause, and its other clauses that open with a question word), and require that
-every number of the fact, and at least a third of its content words and numbers (at least
-one), occur in what is left. Words match on their first four letters, so "lives" matches "live" and
-"Москве" matches "Москву"; Chinese and Japanese characters are compared one by one.
-
-A sentence in the conditional ("would", "würde", "je ferais", "compraría", "бы") is a
-hypothetical or a wish and states nothing either. The markers are few and explicit, so a
-statement is rarely lost; a quoted claim ("my boss says I'm lazy") is left to the prompt.
+Small models write "facts" out of questions or what they know. Without its question clauses
+and conditional sentences, the message must hold every number of the fact and a third of its
+content words (matched on their first four letters; CJK characters one by one).
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Text normalisation for equality checks: the only way the code itself decides NONE.
-
-Two fact texts are "the same" when they match after Unicode normalisation, case folding,
-dropping punctuation and collapsing whitespace. Similarity never decides sameness: with
-all-MiniLM-L6-v2 "I'm 34 years old" and "I'm 35 years old" score 0.94.
+"""Text normalisation for equality checks: the only way the code itself decides NONE
+(similarity never does: "I'm 34 years old" and "I'm 35 years old" score 0.94).
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """One message through the write path: extract, candidates, decide, guard, apply, index.
 
-When the message itself resembles known facts, extraction and decision are one call
-(:mod:`memory.write.combined`); the decision prompt then decides only the facts whose
-combined decision the guards cannot use. Each stage is a function of its own module; this
-module only chains them. Errors of the
-model or of the storage pass up unchanged, with nothing applied, so the caller can leave the
-write queued and retry it.
+This module only chains the stages; errors pass up with nothing applied, so the write stays
+queued and is retried.
 """
 
 from __future__ import annotations
@@ -143,12 +139,6 @@ async def extract(parts: WriteParts, message: MessageInput) -> Extraction:
     if known:
         return await extract_and_decide(parts.llm, message.text, message.message_time, known)
     return await extract_facts(parts.llm, message.text, message.message_time)
-
-
-async def plan_remembered(parts: WriteParts, scope: Scope, fact: ProposedFact) -> Plan:
-    """A fact the person asked to be remembered: no extraction, the same candidates and guards;
-    if the model cannot decide, the fact is added (the person asked for it; nothing is lost)."""
-    return await plan_writes(parts, scope, [fact], strict=False)
 
 
 async def plan_writes(

@@ -1,15 +1,8 @@
 """A cheap pre-check that skips extraction for messages that cannot hold a fact.
 
-Conservative on purpose: a message is skipped only when it has no letters at all (emoji,
-punctuation, "+1") or when every word is a known acknowledgement or greeting ("ok",
-"thanks a lot", "haha nice", "merci"). Anything else goes to the model, because a skipped
-fact is lost silently while an extra call only costs time. ``benchmarks/precheck_savings.py``
-measures what it saves and checks it never skips a message that holds a fact.
-
-A message that states nothing once its questions and hypotheticals are set aside ("Where do I
-live?", "If I won I would buy a boat") is skipped too: extraction's grounding check would keep
-out every fact the model proposed for it (:mod:`memory.write.grounding`), so the call could
-change nothing. That is the same rule, not a second guess.
+Conservative on purpose (a skipped fact is lost silently): only messages without letters,
+made of acknowledgements and greetings, or stating nothing once questions and hypotheticals
+are set aside (grounding would keep out every fact anyway).
 """
 
 from __future__ import annotations

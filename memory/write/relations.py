@@ -1,10 +1,6 @@
 # ruff: noqa: RUF001  (relation words in six languages)
-"""Who a fact is about: the people of a person's life that its words name.
-
-"I drive a Toyota Corolla" and "My wife drives a Toyota Corolla" are two facts about two
-people, however similar their words (and vectors) are; a model asked whether the second
-updates the first sometimes says it does. The words that name a relation (wife, sister,
-friend, boss, in the languages of the evaluation set) tell them apart without a model.
+"""Who a fact is about: the people of a person's life that its words name ("my wife drives
+a Corolla" does not update "I drive a Corolla", however alike the vectors).
 """
 
 from __future__ import annotations

@@ -1,16 +1,7 @@
 """Undo: reverse the latest automatic change of a scope (the pipeline's or consolidation's).
 
-Reversals, by the event's final action:
-
-- ADD      the added fact becomes ``deleted`` and leaves the index;
-- UPDATE   the new fact (``related_fact_id``) becomes ``deleted``, the old one (``fact_id``)
-           active again and back in the index;
-- DELETE   the fact becomes active again and back in the index;
-- MERGE    (consolidation) the merged-away fact (``fact_id``) becomes active again; the
-           survivor (``related_fact_id``) is left as it is.
-
-The undo is itself an event (RESTORE, actor user) and the original is marked undone, in the
-same transaction. Forgetting (``/memory forget``) is final and is not undone here.
+ADD deletes the fact, UPDATE restores the old one, DELETE and MERGE restore the fact; the undo
+is a RESTORE event and the original is marked undone, in one transaction. Forgetting is final.
 """
 
 from __future__ import annotations
@@ -81,41 +72,33 @@ async def undo_in_transaction(transaction: StoreTransaction, scope: Scope) -> Un
 
 
 async def reverse(transaction: StoreTransaction, scope: Scope, event: FactEvent) -> Reversal:
+    active, deleted = FactStatus.ACTIVE, FactStatus.DELETED
     if event.final_action is Action.ADD:
-        return Reversal(removed=await retire(transaction, scope, event.fact_id))
+        return Reversal(removed=await change(transaction, scope, event.fact_id, deleted, active))
     if event.final_action is Action.UPDATE:
-        removed = await retire(transaction, scope, event.related_fact_id)
-        restored = await reactivate(transaction, scope, event.fact_id, FactStatus.SUPERSEDED)
+        removed = await change(transaction, scope, event.related_fact_id, deleted, active)
+        restored = await change(transaction, scope, event.fact_id, active, FactStatus.SUPERSEDED)
         return Reversal(restored, removed)
     if event.final_action is Action.DELETE:
-        return Reversal(await reactivate(transaction, scope, event.fact_id, FactStatus.DELETED))
-    restored = await reactivate(
-        transaction, scope, event.fact_id, FactStatus.MERGED, FactStatus.SUPERSEDED
-    )
-    return Reversal(restored)
+        return Reversal(await change(transaction, scope, event.fact_id, active, deleted))
+    merged = (FactStatus.MERGED, FactStatus.SUPERSEDED)
+    return Reversal(await change(transaction, scope, event.fact_id, active, *merged))
 
 
-async def retire(
-    transaction: StoreTransaction, scope: Scope, fact_id: int | None
+async def change(
+    transaction: StoreTransaction,
+    scope: Scope,
+    fact_id: int | None,
+    status: FactStatus,
+    *expected: FactStatus,
 ) -> tuple[Fact, ...]:
-    """Mark an active fact deleted (it stays in SQLite, out of the index)."""
-    fact = None if fact_id is None else await transaction.facts.get(scope, fact_id)
-    if fact is None or fact.status is not FactStatus.ACTIVE:
-        return ()
-    changed = await transaction.facts.set_status(
-        scope, fact.id, FactStatus.DELETED, valid_to=utc_now()
-    )
-    return () if changed is None else (changed,)
-
-
-async def reactivate(
-    transaction: StoreTransaction, scope: Scope, fact_id: int | None, *expected: FactStatus
-) -> tuple[Fact, ...]:
-    """Make a fact in one of the ``expected`` statuses active again, links cleared."""
+    """The fact, now ``status`` (links cleared), if it was in an ``expected`` status; a
+    deleted fact stays in SQLite, out of the index."""
     fact = None if fact_id is None else await transaction.facts.get(scope, fact_id)
     if fact is None or fact.status not in expected:
         return ()
-    changed = await transaction.facts.set_status(scope, fact.id, FactStatus.ACTIVE)
+    valid_to = utc_now() if status is FactStatus.DELETED else None
+    changed = await transaction.facts.set_status(scope, fact.id, status, valid_to=valid_to)
     return () if changed is None else (changed,)
 
 

@@ -1,17 +1,8 @@
 """The queue worker: one background task that claims queued writes and processes them.
 
-Woken by every accepted message and by the scheduled retry. A pass claims the next row of up
-to ``concurrency`` people at once and works through each person's rows in order (one at a
-time per person), until nothing claimable is left. Starting never waits for the queue;
-closing gives it a short grace, then cancels the work in progress, whose rows stay queued.
-
-A claim is one short transaction on either database
-(:meth:`memory.store.pending.PendingWriteRepository.claim_next`: on PostgreSQL under the
-person's advisory lock with ``FOR UPDATE SKIP LOCKED``, so several processes can claim from
-one queue). A row is completed inside the transaction that applies its facts
-(:func:`memory.write.pipeline.commit`), so it is applied at most once; a row whose worker
-died is claimed again after its lease. Start-up releases every claim on SQLite (one process
-owns the data folder); on PostgreSQL nobody releases another process's claims.
+A pass claims the next row of up to ``concurrency`` people and works through each person's
+rows in order. A row is completed in the transaction that applies its facts, so it is
+applied at most once; a dead worker's row is claimed again after its lease.
 """
 
 from __future__ import annotations
@@ -79,11 +70,8 @@ class QueueWorker:
         return self._loop is not None and not self._loop.done()
 
     def start(self, *, release_stale_claims: bool = True) -> None:
-        """Start in the background (returns at once) and look at the queue.
-
-        ``release_stale_claims``: claims found at start-up belong to a dead process (true on
-        SQLite, where one process owns the data folder); they are released first.
-        """
+        """Start in the background (returns at once); ``release_stale_claims`` first (on
+        SQLite, claims found at start-up are a dead process's)."""
         if self._loop is None:
             self._loop = asyncio.create_task(self._run(release_stale_claims))
         self.wake()
@@ -203,9 +191,7 @@ class QueueWorker:
             return None
 
     async def _release_claims(self, worker: str | None = None) -> int:
-        """Release ``worker``'s claims, or every claim at the start-up of the one process
-        that owns a SQLite database (on PostgreSQL only a worker's own: the others may be
-        live processes')."""
+        """Release ``worker``'s claims, or on SQLite every claim (start-up)."""
         if worker is None and self._store.database.dialect == "postgresql":
             return 0
         async with self._store.transaction(priority=Priority.BACKGROUND) as transaction:

@@ -1,21 +1,8 @@
 """The memory writer: the one object the bot talks to for everything that changes memory.
 
-A thin facade. ``accept`` takes a person's message in before anyone answers it: its turn and
-its queued write, in one transaction (write-ahead). The queue worker (:mod:`memory.write.worker`)
-claims queued writes and runs the pipeline in the background, one person's writes in their
-order; a failed write stays queued with exponential backoff and holds back the later
-messages of the same person, except when the model's answer was unusable (that must not
-block learning).
-
-Every commit that changes a person's memory (pipeline, remember, undo, forget) is one store
-transaction, and the store's writer runs them one at a time (on PostgreSQL, under the
-person's lock), so a ``forget`` never interleaves with a write: a write in flight finds its
-queue row gone and applies nothing.
-
-Chat as people use it (issue 17): ``correct`` takes an edited message in like ``accept`` (its
-turn gets the new text, and its correction is queued, in one transaction; the worker runs it
-through :mod:`memory.write.correction`); ``erase_message`` erases what a deleted message left,
-as ``forget`` erases.
+A thin facade: ``accept`` takes a message in (turn and queued write, one transaction) before
+anyone answers it, the queue worker learns from it later; ``remember``, ``forget``, ``undo``,
+``correct`` and ``erase_message`` are each one store transaction.
 """
 
 from __future__ import annotations
@@ -48,7 +35,7 @@ from memory.write.pipeline import (
     WriteParts,
     commit,
     plan_message,
-    plan_remembered,
+    plan_writes,
 )
 from memory.write.undo import UndoResult, undo_latest
 from memory.write.worker import QueueWorker
@@ -93,9 +80,8 @@ class MemoryWriter:
         worker_id: str | None = None,
         background_llm: LanguageModel | None = None,
     ) -> None:
-        """``background_llm``: the queue's model, whose calls give way to replies; the
-        composition root shares one with consolidation (one limit of calls at the server).
-        By default one call at a time that no reply waits for."""
+        """``background_llm``: the queue's model, shared with consolidation by the
+        composition root; by default one call at a time that gives way to replies."""
         self._store = store
         self._index = index
         self._embedder = embedder
@@ -136,12 +122,9 @@ class MemoryWriter:
         author_name: str | None = None,
         audience: str | None = None,
     ) -> Accepted:
-        """Take a person's message in, durably, before it is answered: their turn and (unless
-        the person paused learning) its queued write, in ONE transaction, which also reads
-        the pause (a pause committed before is always seen).
-        A message with the same platform id and text taken in before is not stored or
-        queued again (handed over twice). ``author_name`` and ``audience`` go with the turn
-        (group-room context)."""
+        """Take a person's message in before it is answered: their turn and (unless they
+        paused learning) its queued write, in ONE transaction; a message handed over twice
+        (same platform id and text) is stored once."""
         async with self._store.transaction() as transaction:
             turns = transaction.turns
             if platform_message_id is not None:
@@ -217,11 +200,12 @@ class MemoryWriter:
         return await self.worker.drain()
 
     async def remember(self, scope: Scope, text: str) -> WriteOutcome:
-        """Store what the person asked to be remembered (source ``remembered``)."""
+        """Store what the person asked to be remembered: no extraction, the same candidates
+        and guards; if the model cannot decide, the fact is added (the person asked)."""
         if not text.strip():
             raise WriteError("there is nothing to remember: the text is empty")
         fact = ProposedFact(" ".join(text.split()), REMEMBERED_CATEGORY)
-        plan = await plan_remembered(self._parts, scope, fact)
+        plan = await plan_writes(self._parts, scope, [fact], strict=False)
         message = MessageInput(scope, text, self._clock())
         return await commit(self._parts, message, FactSource.REMEMBERED, plan)
 

@@ -1,10 +1,7 @@
-"""A copy of a SQLite database before its schema is upgraded, by SQLite's online backup,
-and how long such copies live.
+"""A copy of a SQLite database before its schema is upgraded, and how long such copies live.
 
-A copy holds everything the database held at the upgrade, forgotten facts included, so it
-must not outlive a forget: a forget deletes every pre-upgrade copy (:func:`delete_backups`),
-and the storage job deletes those older than the retention (:func:`expire_backups`), each
-with a log line saying which file and why.
+A copy holds forgotten facts too, so a forget deletes every copy and the storage job those
+older than the retention.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """Alembic's environment, run by :mod:`memory.store.migrations.runner` (never by an ini file).
 
-Online, the runner hands over a connection that is already inside its transaction, so the
-whole upgrade commits or rolls back as one. Offline (``mnemo migrate --sql``) only the dialect
-is known and the SQL is written to the runner's buffer.
+Online, the runner's connection is already in its transaction, so an upgrade commits as one.
 """
 
 from __future__ import annotations

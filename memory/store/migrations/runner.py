@@ -1,9 +1,7 @@
 """Drives Alembic from code: read the schema revision, upgrade it, print the SQL.
 
-No ``alembic.ini``: the script location is this package, so ``pip install .`` ships the
-migrations with the code. Every upgrade runs in ONE transaction (SQLite included: BEGIN is
-emitted by us, since the sqlite3 driver would autocommit each DDL statement), so a failed
-upgrade leaves the database at its old revision.
+Every upgrade runs in ONE transaction (we emit BEGIN on SQLite, whose driver would
+autocommit each DDL statement), so a failed upgrade leaves the old revision.
 """
 
 from __future__ import annotations
@@ -192,11 +190,8 @@ def upgrade_in(connection: Connection, where: str) -> SchemaState:
 
 
 async def inspect_schema(url: URL, engine: AsyncEngine | None = None) -> SchemaState:
-    """Where the database stands, changing nothing (a missing SQLite file is empty).
-
-    ``engine``: the caller's, whose pooled connection is then reused (PostgreSQL connections
-    are not free); without one, a connection of its own is opened and closed.
-    """
+    """Where the database stands, changing nothing (a missing SQLite file is empty); on
+    ``engine``'s pooled connection if given."""
     path = sqlite_file(url)
     if path is not None and not path.exists():
         return SchemaState(None, head_revision(), known=True)
@@ -226,11 +221,7 @@ async def require_current_schema(url: URL, engine: AsyncEngine | None = None) ->
 
 
 async def upgrade_schema(url: URL, engine: AsyncEngine | None = None) -> UpgradeOutcome:
-    """Upgrade to head; on SQLite with data, an online backup copy is made first.
-
-    ``engine`` is only used to read the revision (see :func:`inspect_schema`); the upgrade
-    itself runs on a connection of its own.
-    """
+    """Upgrade to head, on a connection of its own; on SQLite with data, a backup first."""
     where = describe(url)
     path = sqlite_file(url)
     if path is not None:

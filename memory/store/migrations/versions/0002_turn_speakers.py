@@ -1,9 +1,5 @@
 """Turns keep their speaker's display name and, inside a room, who could read them.
 
-Group rooms share their recent turns in prompts, each under its speaker's name, and the turns
-of a private thread only inside that thread (issue 17). Older turns get neither: they read
-as "Someone" and as readable by the whole room, which is what they were.
-
 Revision ID: 0002
 Revises: 0001
 """

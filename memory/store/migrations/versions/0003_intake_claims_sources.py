@@ -1,11 +1,5 @@
 """Write-ahead intake, queue claims and forgetting by source message (issue 13).
 
-- ``messages.answer_to``: the person's turn a bot answer replies to, ``ON DELETE CASCADE``;
-  existing answers are linked to the person's turn stored just before them (the code before
-  stored both in one transaction, the person's first);
-- ``fact_events.source_message_id``: the message an event of the write path came from;
-- ``pending_writes.claimed_by`` / ``claimed_until``: the worker processing a row, and its lease.
-
 Revision ID: 0003
 Revises: 0002
 """
