@@ -77,9 +77,6 @@ class PgVectorWrites:
         The store's scrub (VACUUM) follows the commit."""
         await self.delete(fact_ids)
 
-    async def after_commit(self) -> None:
-        """Nothing is left to do: the rows were written in the transaction itself."""
-
 
 class PgVectorIndex:
     """Search and repair of the pgvector rows; implements the ``VectorIndex`` port."""
