@@ -40,6 +40,11 @@ class Turns:
     def held(self) -> bool:
         return self._held
 
+    @property
+    def waited_for(self) -> bool:
+        """Whether someone waits for the turn (a waiter cancelled meanwhile does not)."""
+        return any(not turn.done() for lane in self._lanes.values() for turn in lane)
+
     @asynccontextmanager
     async def hold(self, priority: Priority) -> AsyncIterator[None]:
         await self._acquire(priority)

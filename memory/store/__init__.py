@@ -1,14 +1,16 @@
 """The store: the source of truth for facts, their events, turns and queued writes.
 
 Every transaction that may write goes through :meth:`Store.transaction`: on SQLite it is
-this process's one writer (:meth:`memory.store.database.Database.writing`). Within its turn,
-after the commit, the index rows it changed are written and, after a forget, the erased
-rows are removed from the index files and the database's log: so the index follows the
-commit order, and nothing else needs a lock to keep a forgotten fact out of it.
+this process's one writer (:meth:`memory.store.database.Database.committing`). After the
+commit, within the writer's turns, the index rows it changed are written (together with
+those of the transactions that waited for the turn behind it) and, after a forget, the
+erased rows are removed from the index files and the database's log: so the index follows
+the commit order, and nothing else needs a lock to keep a forgotten fact out of it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
@@ -76,9 +78,6 @@ class WithoutIndex:
     async def erase(self, fact_ids: Sequence[int]) -> None:
         if fact_ids:
             self._refuse()
-
-    async def after_commit(self) -> None:
-        """Nothing was written."""
 
     def _refuse(self) -> None:
         raise StoreError(
@@ -198,18 +197,23 @@ class Store:
         waits for it; the write queue and maintenance pass ``BACKGROUND``).
 
         With ``index``, the facts it changes are kept in step there too: written inside the
-        transaction (pgvector), or after its commit within the same turn. A failure there
-        leaves the index behind, which is logged and repaired by reconcile; the committed
-        change stands.
+        transaction (pgvector), or after its commit, before this returns, together with the
+        rows of the transactions that waited for the turn behind it
+        (:meth:`Database.after_commit`). A failure there leaves the index behind, which is
+        logged and repaired by reconcile; the committed change stands.
         """
-        async with self.database.writing(priority):
+        written = None
+        async with self.database.committing(priority):
             async with self.database.session() as session:
                 writes = index_writes(session, index)
                 transaction = repositories(session, writes)
                 yield transaction
-            await writes.after_commit()
+            if isinstance(writes, AfterCommitWrites):
+                written = await self.database.after_commit(writes, priority, now=transaction.scrub)
             if transaction.scrub:
                 await self._scrub_logged()
+        if written is not None:
+            await asyncio.shield(written)
 
     async def add_answer(self, answer: Answer) -> bool:
         """The bot's answer; nothing if the person's turn it answers was forgotten meanwhile."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -19,6 +21,7 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from memory.errors import LockTimeoutError, StorageFullError, StoreError
+from memory.index.after_commit import AfterCommitWrites, IndexBatch
 from memory.priority import Priority, Turns
 
 BUSY_TIMEOUT_MILLISECONDS = 5000
@@ -132,6 +135,10 @@ class Database:
     beside the writer on their own connections (WAL). PostgreSQL orders concurrent
     transactions itself: no turn is taken there.
 
+    The writer is also the one place that batches the index writes made after commits
+    (:meth:`after_commit`): store transactions that wait for the turn one behind the other
+    write their index rows together, in commit order, when the last of them has committed.
+
     ``read_only`` opens an existing database without changing it (``mnemo doctor`` beside a
     running bot): no journal-mode switch, every write refused.
     """
@@ -141,6 +148,11 @@ class Database:
         self.engine: AsyncEngine = create_engine_for(self.url, read_only=read_only)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         self._turns = Turns() if self.dialect == "sqlite" else None
+        # The index writes of committed transactions not yet made, and the priority of the
+        # turn queued to make them (None once it has begun).
+        self._unwritten: IndexBatch | None = None
+        self._queued: Priority | None = None
+        self._queued_turn: asyncio.Task[None] | None = None
         # How long a truncation of the log waits for readers (replies read in milliseconds).
         self.log_wait_seconds = LOG_WAIT_SECONDS
 
@@ -157,12 +169,55 @@ class Database:
 
     @asynccontextmanager
     async def writing(self, priority: Priority) -> AsyncIterator[None]:
-        """This process's turn to write (SQLite), held inside; nothing on PostgreSQL."""
+        """This process's turn to write (SQLite), held inside; nothing on PostgreSQL. The
+        index writes of the transactions committed before are made first."""
+        async with self.committing(priority):
+            await self._write_unwritten()
+            yield
+
+    @asynccontextmanager
+    async def committing(self, priority: Priority) -> AsyncIterator[None]:
+        """The turn of a store transaction: as :meth:`writing`, but the index writes still
+        unwritten wait, for this transaction's to join them (:meth:`after_commit`)."""
         if self._turns is None:
             yield
             return
         async with self._turns.hold(priority):
             yield
+
+    async def after_commit(
+        self, writes: AfterCommitWrites, priority: Priority, *, now: bool
+    ) -> asyncio.Future[None] | None:
+        """In the turn of the transaction that committed ``writes``: its index rows join
+        those still unwritten. They are all written now (None is returned) if ``now`` (a
+        forget), if nobody waits for the turn, or if this reply's would wait behind
+        background work; else after the transactions waiting now, in a turn queued behind
+        them, and the future returned is done then. Whoever holds the turn before that and
+        is not a store transaction writes them first (:meth:`writing`)."""
+        if writes.empty and not now:
+            return None
+        batch = self._unwritten or IndexBatch()
+        batch.add(writes)
+        self._unwritten = batch
+        behind_background = priority is Priority.REPLY and self._queued is Priority.BACKGROUND
+        if self._turns is None or now or not self._turns.waited_for or behind_background:
+            await self._write_unwritten()
+            return None
+        if self._queued is None:
+            self._queued = priority
+            self._queued_turn = asyncio.create_task(self._write_in_turn(priority))
+        return batch.written
+
+    async def _write_in_turn(self, priority: Priority) -> None:
+        async with self.committing(priority):
+            self._queued = None
+            with contextlib.suppress(Exception):  # raised to the batch's transactions
+                await self._write_unwritten()
+
+    async def _write_unwritten(self) -> None:
+        batch, self._unwritten = self._unwritten, None
+        if batch is not None:
+            await batch.write()
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[AsyncSession]:
@@ -215,4 +270,6 @@ class Database:
             raise translate_error(error) from error
 
     async def aclose(self) -> None:
+        if self._queued_turn is not None:
+            await self._queued_turn  # index writes whose transactions' callers were cancelled
         await self.engine.dispose()

@@ -69,9 +69,6 @@ class PgVectorWrites:
         """The rows go with their facts (ON DELETE CASCADE); this removes any left over."""
         await self.delete(fact_ids)
 
-    async def after_commit(self) -> None:
-        """Nothing is left to do: the rows were written in the transaction itself."""
-
 
 class PgVectorIndex:
     """Search and repair of the pgvector rows; implements the ``VectorIndex`` port."""

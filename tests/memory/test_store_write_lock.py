@@ -63,7 +63,7 @@ async def test_the_same_writers_fail_without_the_lock(
     async def no_turn(priority: Priority) -> AsyncIterator[None]:
         yield
 
-    impatient_store.database.writing = no_turn  # type: ignore[method-assign]
+    impatient_store.database.committing = no_turn  # type: ignore[method-assign]
     try:
         results = await asyncio.gather(
             *(busy_writer(impatient_store, n, 0.01) for n in range(WRITERS)),

@@ -40,16 +40,16 @@ def observe_turns(store: Store) -> asyncio.Event:
     """Set when a reply's transaction asks the store's writer for its turn (test double: an
     observer of the real writer)."""
     asked = asyncio.Event()
-    writing = store.database.writing
+    committing = store.database.committing
 
     @asynccontextmanager
     async def observed(priority: Priority) -> AsyncIterator[None]:
         if priority is Priority.REPLY:
             asked.set()
-        async with writing(priority):
+        async with committing(priority):
             yield
 
-    store.database.writing = observed  # type: ignore[method-assign]
+    store.database.committing = observed  # type: ignore[method-assign]
     return asked
 
 

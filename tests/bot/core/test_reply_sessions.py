@@ -46,7 +46,7 @@ async def test_a_reply_takes_three_database_sessions_and_reads_facts_and_turns_i
     await index_facts(index, embedder, [fact])
     await core.handle(said("I practised for two hours today.", 1))
     sessions: list[str] = []
-    turns = store.database.writing
+    turns = store.database.committing
 
     def checked_out(*_: Any) -> None:
         sessions.append("session")
@@ -57,14 +57,14 @@ async def test_a_reply_takes_three_database_sessions_and_reads_facts_and_turns_i
         async with turns(priority):
             yield
 
-    store.database.writing = counted_turn  # type: ignore[method-assign]
+    store.database.committing = counted_turn  # type: ignore[method-assign]
     engine = store.database.engine.sync_engine
     event.listen(engine, "checkout", checked_out)
     try:
         replies = await core.handle(said("My cello teacher was pleased.", 2))
     finally:
         event.remove(engine, "checkout", checked_out)
-        del store.database.writing
+        del store.database.committing
     assert [reply.text for reply in replies] == ["OK."]
     writes = ["turn for reply", "session"]
     if store.database.dialect == "sqlite":

@@ -1,0 +1,304 @@
+"""The one writer batches the index writes of store transactions that wait for the turn at
+once (SQLite and LanceDB), and keeps every guarantee of one write after each commit: the
+index follows the commit order, a caller leaving ``Store.transaction`` finds its rows
+written, a forget erases what came before it, and whoever holds the turn without being a
+store transaction, a reply, or a cancelled caller never meets a write left pending."""
+
+from __future__ import annotations
+
+import asyncio
+from asyncio import Future
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memory.index import IndexedFact, LanceFactIndex
+from memory.index.after_commit import AfterCommitWrites
+from memory.priority import Priority
+from memory.records import NewFact
+from memory.scope import Scope
+from memory.store import Store
+from tests.memory.raw_bytes import files_containing
+
+ALICE = Scope("console:alice", "console:room1")
+DIMENSION = 8
+SECRET = "zqxjbatchvv"
+
+
+class RecordingIndex:
+    """The real LanceDB index, recording each write that reaches it (test double: a
+    recorder in front of the real thing)."""
+
+    def __init__(self, inner: LanceFactIndex) -> None:
+        self.inner = inner
+        self.writes: list[tuple[str, list[int]]] = []
+
+    async def upsert(self, facts: Sequence[IndexedFact]) -> None:
+        if facts:
+            self.writes.append(("upsert", [fact.fact_id for fact in facts]))
+        await self.inner.upsert(facts)
+
+    async def delete(self, fact_ids: Sequence[int]) -> None:
+        if fact_ids:
+            self.writes.append(("delete", list(fact_ids)))
+        await self.inner.delete(fact_ids)
+
+    async def erase(self, fact_ids: Sequence[int]) -> None:
+        self.writes.append(("erase", list(fact_ids)))
+        await self.inner.erase(fact_ids)
+
+    async def indexed(self) -> set[int]:
+        return set(await self.inner.indexed_models())
+
+
+@pytest.fixture
+async def index(tmp_path: Path) -> AsyncIterator[RecordingIndex]:
+    inner = await LanceFactIndex.open(tmp_path / "index", dimension=DIMENSION)
+    yield RecordingIndex(inner)
+    await inner.aclose()
+
+
+def row(fact_id: int, text: str, seed: int) -> IndexedFact:
+    vector = np.random.default_rng(seed).random(DIMENSION, dtype=np.float32)
+    return IndexedFact(fact_id, ALICE.owner, ALICE.room, text, vector, "m")
+
+
+@asynccontextmanager
+async def turn_held(store: Store) -> AsyncIterator[None]:
+    """The writer's turn held until the block ends: transactions started inside wait for it
+    at once."""
+    release = asyncio.Event()
+
+    async def hold() -> None:
+        async with store.database.writing(Priority.BACKGROUND):
+            await release.wait()
+
+    holder = asyncio.create_task(hold())
+    await asyncio.sleep(0)
+    yield
+    await asyncio.sleep(0.05)  # every task started inside now waits for the turn
+    release.set()
+    await holder
+
+
+async def learn(
+    store: Store,
+    index: RecordingIndex,
+    text: str,
+    *,
+    priority: Priority = Priority.REPLY,
+    found_on_leaving: dict[str, bool] | None = None,
+) -> int:
+    """One fact learned and indexed in one transaction; whether its row was in the index
+    as the caller left the transaction."""
+    async with store.transaction(index=index, priority=priority) as transaction:
+        fact = await transaction.facts.add(ALICE, NewFact(text))
+        await transaction.index.upsert([row(fact.id, text, fact.id)])
+    if found_on_leaving is not None:
+        found_on_leaving[text] = fact.id in await index.indexed()
+    return fact.id
+
+
+async def test_transactions_waiting_at_once_share_one_index_write(
+    sqlite_store: Store, index: RecordingIndex
+) -> None:
+    found: dict[str, bool] = {}
+    async with turn_held(sqlite_store):
+        tasks = [
+            asyncio.create_task(learn(sqlite_store, index, f"fact {n}", found_on_leaving=found))
+            for n in range(3)
+        ]
+    fact_ids = await asyncio.gather(*tasks)
+    assert index.writes == [("upsert", fact_ids)]
+    assert found == {"fact 0": True, "fact 1": True, "fact 2": True}
+
+
+async def test_the_batch_applies_the_writes_in_commit_order(
+    sqlite_store: Store, index: RecordingIndex
+) -> None:
+    kept, dropped = await learn(sqlite_store, index, "kept"), await learn(sqlite_store, index, "x")
+    index.writes.clear()
+
+    async def change(deletes: list[int], upserts: list[IndexedFact]) -> None:
+        async with sqlite_store.transaction(index=index) as transaction:
+            await transaction.index.delete(deletes)
+            await transaction.index.upsert(upserts)
+
+    async with turn_held(sqlite_store):
+        tasks = [
+            asyncio.create_task(change([kept], [row(dropped, "x again", 1)])),
+            asyncio.create_task(change([], [row(kept, "kept, restored", 2)])),
+            asyncio.create_task(change([dropped], [])),
+        ]
+    await asyncio.gather(*tasks)
+    assert index.writes == [("delete", [dropped]), ("upsert", [kept])]
+    assert await index.indexed() == {kept}
+    stored = await index.inner.stored_vectors([kept])
+    np.testing.assert_array_equal(stored[kept].vector, row(kept, "", 2).vector)
+
+
+async def test_a_forget_after_waiting_writes_leaves_nothing_of_them_in_the_index(
+    sqlite_store: Store, index: RecordingIndex
+) -> None:
+    async def forget_all() -> tuple[list[int], list[str], set[int]]:
+        async with sqlite_store.transaction(index=index) as transaction:
+            erased = await transaction.forget.everything(ALICE)
+            await transaction.forgotten(erased.fact_ids)
+        # Its caller goes on only now: nothing of the fact is left in any index file.
+        return (
+            list(erased.fact_ids),
+            files_containing(index.inner.path, SECRET),
+            await index.indexed(),
+        )
+
+    async with turn_held(sqlite_store):
+        secret = asyncio.create_task(learn(sqlite_store, index, f"{SECRET} is my passphrase"))
+        forget = asyncio.create_task(forget_all())
+    erased, files, indexed = await forget
+    assert erased == [await secret]
+    assert (files, indexed) == ([], set())
+    assert index.writes == [("erase", erased)]  # the secret's row was never written
+    assert files_containing(index.inner.path, SECRET) == []
+
+
+async def test_a_forget_ends_its_batch_so_an_id_given_again_after_it_keeps_its_row(
+    sqlite_store: Store, index: RecordingIndex
+) -> None:
+    """SQLite gives the id of the newest fact, once erased, to the next fact: the erasure is
+    written before that fact's row, not after it."""
+    forgotten = await learn(sqlite_store, index, "forgotten")
+
+    async def forget_all() -> None:
+        async with sqlite_store.transaction(index=index) as transaction:
+            await transaction.forgotten((await transaction.forget.everything(ALICE)).fact_ids)
+
+    async with turn_held(sqlite_store):
+        forget = asyncio.create_task(forget_all())
+        learned = asyncio.create_task(learn(sqlite_store, index, "learned after"))
+    await forget
+    assert await learned == forgotten
+    assert await index.indexed() == {forgotten}
+
+
+async def test_a_holder_of_the_turn_that_is_no_store_transaction_sees_the_rows_written(
+    sqlite_store: Store, index: RecordingIndex
+) -> None:
+    seen: list[set[int]] = []
+
+    async def storage_step() -> None:
+        async with sqlite_store.database.writing(Priority.BACKGROUND):
+            seen.append(await index.indexed())
+
+    async with turn_held(sqlite_store):
+        learned = asyncio.create_task(learn(sqlite_store, index, "fact"))
+        step = asyncio.create_task(storage_step())
+    await asyncio.gather(learned, step)
+    assert seen == [{learned.result()}]
+
+
+async def test_a_reply_waits_for_no_background_transaction_to_write_its_rows(
+    sqlite_store: Store, index: RecordingIndex
+) -> None:
+    """The background transaction's rows wait for the background behind it; a reply joining
+    them writes them all at once, and its caller goes on before that background begins."""
+    order: list[str] = []
+    inside, go_on = asyncio.Event(), asyncio.Event()
+
+    async def first() -> None:
+        async with sqlite_store.transaction(index=index, priority=Priority.BACKGROUND) as tx:
+            fact = await tx.facts.add(ALICE, NewFact("background first"))
+            await tx.index.upsert([row(fact.id, fact.text, 1)])
+            inside.set()
+            await go_on.wait()
+
+    async def second() -> None:
+        async with sqlite_store.transaction(priority=Priority.BACKGROUND) as tx:
+            order.append("background second began")
+            await tx.set_setting("second", "done")
+
+    async def reply() -> None:
+        await learn(sqlite_store, index, "reply")
+        order.append("reply left")
+
+    async with turn_held(sqlite_store):
+        background = [asyncio.create_task(first()), asyncio.create_task(second())]
+    await inside.wait()
+    replying = asyncio.create_task(reply())
+    await asyncio.sleep(0.05)  # the reply waits for the turn
+    go_on.set()
+    await asyncio.gather(replying, *background)
+    assert order == ["reply left", "background second began"]
+    assert len(await index.indexed()) == 2
+    assert [kind for kind, _ in index.writes] == ["upsert"]
+
+
+async def test_replies_waiting_at_once_go_on_before_the_waiting_background(
+    sqlite_store: Store, index: RecordingIndex
+) -> None:
+    order: list[str] = []
+
+    async def then(name: str, priority: Priority) -> None:
+        await learn(sqlite_store, index, name, priority=priority)
+        order.append(name)
+
+    async with turn_held(sqlite_store):
+        tasks = [
+            asyncio.create_task(then("background", Priority.BACKGROUND)),
+            asyncio.create_task(then("reply 1", Priority.REPLY)),
+            asyncio.create_task(then("reply 2", Priority.REPLY)),
+        ]
+    await asyncio.gather(*tasks)
+    assert order == ["reply 1", "reply 2", "background"]
+    assert [kind for kind, _ in index.writes] == ["upsert", "upsert"]  # replies', then its
+
+
+def observe_after_commit(
+    store: Store, monkeypatch: pytest.MonkeyPatch, then: Callable[[Future[None] | None], object]
+) -> None:
+    """``then`` is called with what the real writer's ``after_commit`` returned, still in the
+    transaction's turn (an observer of the real writer)."""
+    after_commit = store.database.after_commit
+
+    async def observed(
+        writes: AfterCommitWrites, priority: Priority, *, now: bool
+    ) -> Future[None] | None:
+        written = await after_commit(writes, priority, now=now)
+        then(written)
+        return written
+
+    monkeypatch.setattr(store.database, "after_commit", observed)
+
+
+async def test_rows_of_a_caller_cancelled_while_they_wait_are_written_all_the_same(
+    sqlite_store: Store, index: RecordingIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    waiting = asyncio.Event()
+    observe_after_commit(sqlite_store, monkeypatch, lambda written: waiting.set())
+    async with turn_held(sqlite_store):
+        cancelled = asyncio.create_task(learn(sqlite_store, index, "cancelled"))
+        behind = asyncio.create_task(learn(sqlite_store, index, "behind"))
+    await waiting.wait()
+    cancelled.cancel()  # committed, its caller waits for its rows
+    with pytest.raises(asyncio.CancelledError):
+        await cancelled
+    behind_id = await asyncio.wait_for(behind, 5)
+    assert await index.indexed() == {behind_id - 1, behind_id}
+    assert index.writes == [("upsert", [behind_id - 1, behind_id])]
+
+
+async def test_the_rows_are_written_when_the_waiter_behind_them_is_cancelled(
+    sqlite_store: Store, index: RecordingIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first transaction's rows wait for the one behind it; that one is cancelled while
+    it waits for the turn: they are written all the same, and the first's caller goes on."""
+    behind: list[asyncio.Task[int]] = []
+    observe_after_commit(sqlite_store, monkeypatch, lambda written: behind[0].cancel())
+    async with turn_held(sqlite_store):
+        first = asyncio.create_task(learn(sqlite_store, index, "first"))
+        behind.append(asyncio.create_task(learn(sqlite_store, index, "behind")))
+    fact_id = await asyncio.wait_for(first, 5)
+    assert behind[0].cancelled()
+    assert await index.indexed() == {fact_id}
