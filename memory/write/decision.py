@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from memory.llm import AnswerCut, CallKind, ChatMessage, LanguageModel
 from memory.write.errors import UnusableModelOutput
+from memory.write.extraction import InlineDecision
 from memory.write.parsing import parse_answer
 from memory.write.prompts import decision as prompt
 from memory.write.prompts.decision import Decision, DecisionItem
@@ -39,7 +40,8 @@ class DecisionRound:
     calls: int
 
 
-def action_of(decision: Decision) -> str:
+def action_of(decision: Decision | InlineDecision) -> str:
+    """The model's action as the code compares it, from either call that decides."""
     return decision.action.strip().upper()
 
 

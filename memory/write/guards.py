@@ -118,7 +118,7 @@ def from_outcome(subject: Subject, outcome: DecisionOutcome) -> PlannedWrite:
 def deleted_inline(subject: Subject) -> bool:
     """The combined call gave the fact the text of the known fact it marks DELETE."""
     inline = subject.fact.decision
-    if inline is None or inline.target is None or inline.action.strip().upper() != "DELETE":
+    if inline is None or inline.target is None or action_of(inline) != "DELETE":
         return False
     return inline_mistake(subject) is None and same_text(subject.fact.text, inline.target.text)
 
@@ -129,7 +129,7 @@ def inline_mistake(subject: Subject) -> Guard | None:
     inline = subject.fact.decision
     if inline is None:
         return None
-    action = inline.action.strip().upper()
+    action = action_of(inline)
     if action == "ADD":
         return None
     if inline.target is None:
@@ -147,7 +147,7 @@ def from_inline(subject: Subject) -> PlannedWrite | None:
     inline = subject.fact.decision
     if inline is None or inline_mistake(subject) is not None:
         return None
-    action = inline.action.strip().upper()
+    action = action_of(inline)
     if action not in ACTIONS:
         return None
     target = None if action == "ADD" else inline.target
