@@ -19,9 +19,10 @@ from bot.core import (
     third_person_es,
     third_person_fr,
     third_person_it,
+    third_person_ja,
     third_person_ru,
 )
-from bot.core.language import guess_language
+from bot.core.language import guess_language, likely_languages
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +68,11 @@ LABELS = {
         "{name} говорит о себе: «{fact}»",  # noqa: RUF001
         "Ты пока ничего не знаешь о человеке {name}.",  # noqa: RUF001
     ),
+    "ja": Labels(
+        "以前の会話から{name}さんについて知っていること（メモであり、この会話の一部ではありません）：",  # noqa: RUF001
+        "{name}さんの言葉：「{fact}」",  # noqa: RUF001
+        "{name}さんについてはまだ何も知りません。",
+    ),
 }
 
 
@@ -78,12 +84,16 @@ ABOUT: dict[str, Callable[[str, str], str | None]] = {
     "es": third_person_es.about,
     "it": third_person_it.about,
     "ru": third_person_ru.about,
+    "ja": third_person_ja.about,
 }
 
 
 def fact_line(fact: str, name: str, labels: Labels) -> str:
-    rewritten = ABOUT[guess_language(fact)](fact, name)
-    return "- " + (rewritten or labels.said.format(name=name, fact=fact))
+    # A short fact's few common words may fit two languages: the first whose rules apply.
+    for language in likely_languages(fact):
+        if rewritten := ABOUT[language](fact, name):
+            return "- " + rewritten
+    return "- " + labels.said.format(name=name, fact=fact)
 
 
 def fact_block(name: str, facts: Sequence[str], message: str) -> list[str]:

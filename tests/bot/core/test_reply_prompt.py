@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from bot.core.fact_block import fact_block
+from bot.core.fact_block import LABELS, fact_block
 from bot.core.reply_prompt import PROMPT_VERSION, ReplyContext, build_messages
 from bot.messages import QuotedMessage
 from memory.llm import ChatMessage
@@ -102,6 +102,21 @@ def test_each_language_of_the_facts_has_its_own_rules() -> None:
         "- El hermano de Alice es el mayor",
         "- Il gatto di Alice si chiama Birba",
         "- Alice читает детективы",
+    ]
+
+
+def test_a_fact_whose_words_fit_two_languages_gets_the_rules_that_apply() -> None:
+    # "de" is French and Spanish alike; only the Spanish rules rewrite "Estudio".
+    assert fact_block("Alice", ["Estudio de noche"], "hello")[1:] == ["- Alice estudia de noche"]
+
+
+def test_japanese_facts_and_labels() -> None:
+    question = "私はどこに住んでいますか？"  # noqa: RUF001
+    block = fact_block("Alice", ["私は大阪に住んでいます", "寿司が好きです"], question)
+    assert block == [
+        LABELS["ja"].heading.format(name="Alice"),
+        "- Aliceさんは大阪に住んでいます",
+        "- Aliceさんの言葉：「寿司が好きです」",  # noqa: RUF001
     ]
 
 

@@ -19,6 +19,7 @@ from bot.core import (
     third_person_es,
     third_person_fr,
     third_person_it,
+    third_person_ja,
     third_person_ru,
 )
 
@@ -204,6 +205,17 @@ RUSSIAN = [
     ("Меня зовут Олег", None),
 ]
 
+JAPANESE = [
+    ("僕はギターを弾きます", "Aliceさんはギターを弾きます"),
+    ("私の猫はタマです", "Aliceさんの猫はタマです"),
+    ("わたしも寿司が好きです", "Aliceさんも寿司が好きです"),
+    ("私が幹事です", "Aliceさんが幹事です"),
+    ("私は私の母と住んでいます", None),  # a second "my" would need more than the name
+    ("私たちは大阪に住んでいます", None),  # "we"
+    ("寿司が好きです", None),  # no subject said: maybe not about the person
+    ("私", None),
+]
+
 
 @pytest.mark.parametrize(
     ("about", "fact", "expected"),
@@ -213,6 +225,7 @@ RUSSIAN = [
         *((third_person_es.about, fact, expected) for fact, expected in SPANISH),
         *((third_person_it.about, fact, expected) for fact, expected in ITALIAN),
         *((third_person_ru.about, fact, expected) for fact, expected in RUSSIAN),
+        *((third_person_ja.about, fact, expected) for fact, expected in JAPANESE),
     ],
 )
 def test_a_fact_is_about_the_person_or_left_to_be_quoted(
