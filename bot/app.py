@@ -58,15 +58,16 @@ class Application:
 
     async def aclose(self) -> None:
         """Stop the jobs and the queue worker first (they need the store; a write cut off
-        stays queued), then close the parts."""
+        stays queued), then close the parts: the store before the index, as closing it
+        writes the index rows of transactions whose callers were cancelled."""
         await self.scheduler.shutdown()
         await self.writer.aclose()
         await self.batcher.aclose()
         for part in (self.web_search, self.reranker, self.llm, self.embedder):
             if part is not None and not any(part is mine for mine in self.borrowed):
                 await part.aclose()
-        await self.index.aclose()
         await self.store.aclose()
+        await self.index.aclose()
 
 
 def core_settings(config: Config) -> CoreSettings:

@@ -6,6 +6,8 @@ import asyncio
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from bot.messages import IncomingMessage
 from bot.scheduler import (
     CONSOLIDATION,
@@ -17,9 +19,13 @@ from bot.scheduler import (
     MaintenanceScheduler,
 )
 from memory.embedding import Embedder
+from memory.index import LanceFactIndex
+from memory.indexing import index_facts
+from memory.records import NewFact
 from memory.scope import Scope
 from memory.store import Store
 from tests.bot.core.harness import START, make_config, open_harness
+from tests.memory.test_index_batch import ALICE, observe_after_commit, turn_held
 from tests.memory.write.gated import GUARD_SECONDS, is_extraction, until
 
 
@@ -109,3 +115,52 @@ def said(person: str, text: str) -> IncomingMessage:
     return IncomingMessage(
         "console", f"console:{person}", person.title(), "console:dm", text, START, True
     )
+
+
+async def test_close_writes_the_index_rows_of_callers_cancelled_while_they_waited(
+    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two transactions committed one behind the other leave their rows to a turn queued
+    behind a third, still open as the bot closes; their callers are cancelled: closing
+    writes the rows all the same, into an index not yet closed."""
+    harness = await open_harness(tmp_path, embedder)
+    app = harness.app
+    queued = asyncio.Event()
+    release = asyncio.Event()
+
+    def on_after_commit(written: object) -> None:
+        if written is not None:  # its rows wait for a turn queued behind the others
+            queued.set()
+
+    observe_after_commit(app.store, monkeypatch, on_after_commit)
+
+    async def learn(text: str) -> int:
+        async with app.store.transaction(index=app.index) as transaction:
+            fact = await transaction.facts.add(ALICE, NewFact(text))
+            await index_facts(transaction.index, app.embedder, [fact])
+        return fact.id
+
+    async def hold_the_turn_until_released() -> None:
+        async with app.store.transaction(index=app.index):
+            await release.wait()
+
+    async with turn_held(app.store):
+        callers = [asyncio.create_task(learn(text)) for text in ("I row", "I swim")]
+        third = asyncio.create_task(hold_the_turn_until_released())
+    await queued.wait()
+    for caller in callers:
+        caller.cancel()
+    await asyncio.gather(*callers, return_exceptions=True)
+    async with app.store.read() as reading:
+        learned = {fact.id for fact in await reading.facts.admin_active_facts()}
+    assert learned, "no transaction committed before its caller was cancelled"
+    closing = asyncio.create_task(app.aclose())
+    await asyncio.sleep(0.2)
+    release.set()
+    await third
+    await closing
+    index = await LanceFactIndex.open(tmp_path / "data" / "index", dimension=384)
+    try:
+        assert set(await index.indexed_models()) == learned
+    finally:
+        await index.aclose()
