@@ -155,6 +155,10 @@ class MatrixAdapter:
         self._client.add_response_callback(self._direct.on_sync, SyncResponse)
         self._client.add_response_callback(self._history.on_sync, SyncResponse)
         self._display_name = await self._ensure_display_name()
+        if self._client.should_upload_keys:
+            # On a new device, before anyone is told the bot is there: a message encrypted
+            # for the room before the keys are on the server would never be readable.
+            await self._client.keys_upload()
         # Registered only now: what the first sync delivered is the gap, caught up below.
         self._client.add_event_callback(self._on_text, RoomMessageText)
         self._client.add_event_callback(self._on_undecryptable, MegolmEvent)

@@ -67,3 +67,16 @@ async def test_undecryptable_message_gets_a_notice(
     assert notice.content["msgtype"] == "m.notice"
     assert notice.content["m.relates_to"] == {"m.in_reply_to": {"event_id": broken}}
     assert core.seen == []
+
+
+async def test_the_bot_s_device_keys_are_on_the_server_once_it_says_it_is_ready(
+    start_bot: StartBot, make_person: MakePerson
+) -> None:
+    """A new device's keys go up before the bot is ready: a message encrypted for a room
+    before they are there is never readable by the bot."""
+    alice = await make_person("alice")
+    bot = await start_bot(RecordingCore())
+    method, path, data = Api.keys_query(alice.client.access_token, {bot.adapter.user_id})
+    response = await alice.client.send(method, path, data)
+    devices = (await response.json())["device_keys"].get(bot.adapter.user_id, {})
+    assert bot.device_id in devices
