@@ -1,7 +1,13 @@
 """Embedders: the port, fastembed (default), Ollama, a hashing test double, and the batcher
 that shares one model call among concurrent callers."""
 
-from memory.embedding.base import Embedder, Vectors, cosine_similarity, normalise
+from memory.embedding.base import (
+    Embedder,
+    PromptedEmbedder,
+    Vectors,
+    cosine_similarity,
+    normalise,
+)
 from memory.embedding.batching import EmbeddingBatcher
 from memory.embedding.fake import HashingEmbedder
 from memory.embedding.fastembed_backend import FastEmbedEmbedder
@@ -14,6 +20,7 @@ __all__ = [
     "FastEmbedEmbedder",
     "HashingEmbedder",
     "OllamaEmbedder",
+    "PromptedEmbedder",
     "Prompts",
     "TextKind",
     "Vectors",

@@ -7,12 +7,12 @@ The vector index is told ``distance_type("cosine")`` as well; a test pins both t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
-from memory.embedding.prompts import TextKind
+from memory.embedding.prompts import Prompts, TextKind
 
 Vectors = npt.NDArray[np.float32]
 
@@ -28,6 +28,14 @@ class Embedder(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class PromptedEmbedder(Embedder, Protocol):
+    """An embedder that says what it puts before each kind of text."""
+
+    @property
+    def prompts(self) -> Prompts: ...
 
 
 def normalise(vectors: npt.ArrayLike) -> Vectors:

@@ -2,8 +2,8 @@
 
 One model call is in flight; texts that arrive meanwhile go together in the next (per-text
 cost halves in batches: docs/benchmarks.md, "Load"). Replies' texts go before the
-background's, whose calls take fewer texts. A bounded LRU keyed by a digest of kind and text
-keeps recent vectors (they depend on the model only, never on anyone's facts).
+background's, whose calls take fewer texts. A bounded LRU keyed by a digest of what the model
+is given keeps recent vectors (they depend on the model only, never on anyone's facts).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from memory.embedding.base import Embedder, Vectors
-from memory.embedding.prompts import TextKind
+from memory.embedding.base import Embedder, PromptedEmbedder, Vectors
+from memory.embedding.prompts import Prompts, TextKind
 
 
 @dataclass
@@ -62,6 +62,11 @@ class EmbeddingBatcher:
                 "the batch sizes and max_calls must be at least 1 and cache_size at least 0"
             )
         self._inner = inner
+        # Kinds with the same prompt give the model the same text: one vector, one cache entry
+        # (all-MiniLM-L6-v2 has none, so recall's query is the write path's document).
+        self._prompts: Prompts | None = (
+            inner.prompts if isinstance(inner, PromptedEmbedder) else None
+        )
         self._max_calls = max_calls
         self._calls: set[asyncio.Task[None]] = set()
         self._background_calls = 0
@@ -175,8 +180,14 @@ class EmbeddingBatcher:
                 request.future.set_result(vectors[start:end])
             start = end
 
+    def _key(self, text: str, kind: TextKind) -> bytes:
+        """The digest of what the model is given; unsure of its prompts, of kind and text."""
+        if self._prompts is None:
+            return text_key(f"{kind}\0{text}")
+        return text_key(self._prompts.of(kind) + text)
+
     def _cached(self, text: str, kind: TextKind) -> Vectors | None:
-        key = text_key(text, kind)
+        key = self._key(text, kind)
         vector = self._cache.get(key)
         if vector is not None:
             self._cache.move_to_end(key)
@@ -185,7 +196,7 @@ class EmbeddingBatcher:
     def _remember(self, text: str, kind: TextKind, vector: Vectors) -> None:
         if self._cache_size == 0:
             return
-        key = text_key(text, kind)
+        key = self._key(text, kind)
         # A copy: a row of the batch's array would keep the whole batch alive.
         self._cache[key] = vector.copy()
         self._cache.move_to_end(key)
@@ -205,6 +216,6 @@ class EmbeddingBatcher:
                 lane.popleft().future.cancel()
 
 
-def text_key(text: str, kind: TextKind) -> bytes:
-    """The cache key of a text of one kind: a digest, so the cache keeps no words."""
-    return hashlib.blake2b(f"{kind}\0{text}".encode(), digest_size=16).digest()
+def text_key(text: str) -> bytes:
+    """The cache key of a text: a digest, so the cache keeps no words."""
+    return hashlib.blake2b(text.encode(), digest_size=16).digest()

@@ -24,6 +24,10 @@ class HashingEmbedder:
         self.calls: list[list[str]] = []
 
     @property
+    def prompts(self) -> Prompts:
+        return self._prompts
+
+    @property
     def model_name(self) -> str:
         return self._model_name
 

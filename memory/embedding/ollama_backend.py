@@ -31,6 +31,10 @@ class OllamaEmbedder:
         self._client = client or ollama.AsyncClient(host=host, timeout=timeout)
 
     @property
+    def prompts(self) -> Prompts:
+        return self._prompts
+
+    @property
     def model_name(self) -> str:
         return f"ollama/{self._model}"
 

@@ -22,8 +22,12 @@ class Prompts:
     document: str = ""
     similarity: str = ""
 
+    def of(self, kind: TextKind) -> str:
+        prompt: str = getattr(self, kind)
+        return prompt
+
     def apply(self, texts: Sequence[str], kind: TextKind) -> list[str]:
-        prompt = getattr(self, kind)
+        prompt = self.of(kind)
         return [prompt + text for text in texts] if prompt else list(texts)
 
 

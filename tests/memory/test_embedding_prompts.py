@@ -15,6 +15,7 @@ from memory.embedding import (
     FastEmbedEmbedder,
     HashingEmbedder,
     OllamaEmbedder,
+    PromptedEmbedder,
     Prompts,
     TextKind,
     Vectors,
@@ -149,6 +150,39 @@ async def test_the_batcher_keeps_each_kind_to_its_own_call_and_cache() -> None:
         assert len(inner.calls) == 2
     finally:
         await batcher.aclose()
+
+
+async def test_kinds_with_the_same_prompt_share_one_model_call_and_cache_entry() -> None:
+    # all-MiniLM-L6-v2 has no prompts: the message recall embedded as a query is the text
+    # the write path's candidate search embeds as a document.
+    inner = HashingEmbedder(prompts=Prompts(query="Q: ", document="Q: "))
+    batcher = EmbeddingBatcher(inner)
+    try:
+        as_query = await batcher.replies.embed(["I like chess"], "query")
+        both = await batcher.background.embed(["I like chess", "I play go"], "document")
+        assert inner.calls == [["Q: I like chess"], ["Q: I play go"]]
+        np.testing.assert_array_equal(both[0], as_query[0])
+    finally:
+        await batcher.aclose()
+
+
+async def test_the_batcher_keeps_the_kinds_apart_for_an_embedder_that_hides_its_prompts() -> None:
+    inner = HashingEmbedder(prompts=Prompts(query="Q: ", document="D: "))
+    recorder = KindRecorder(inner)  # a wrapper that does not say the prompts it uses
+    batcher = EmbeddingBatcher(recorder)
+    try:
+        await batcher.replies.embed(["I like chess"], "query")
+        await batcher.background.embed(["I like chess"], "document")
+        assert inner.calls == [["Q: I like chess"], ["D: I like chess"]]
+    finally:
+        await batcher.aclose()
+
+
+def test_every_backend_says_its_prompts(embedder: FastEmbedEmbedder) -> None:
+    """The batcher can share a vector between kinds only with an embedder that says them."""
+    backends = [embedder, OllamaEmbedder("all-minilm"), HashingEmbedder()]
+    assert all(isinstance(backend, PromptedEmbedder) for backend in backends)
+    assert OllamaEmbedder("embeddinggemma:300m").prompts == EMBEDDINGGEMMA
 
 
 async def test_ollama_is_sent_the_prompted_texts() -> None:

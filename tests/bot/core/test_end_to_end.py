@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import URL
 
 from bot.core import APOLOGY
-from memory.embedding import Embedder
+from memory.embedding import Embedder, HashingEmbedder
 from memory.llm import LanguageModelUnavailable, ModelNotFound
 from memory.records import FactSource, FactStatus
 from tests.bot.core.harness import (
@@ -246,3 +246,18 @@ async def test_a_ten_megabyte_message_is_cut_answered_and_learned_from_in_part(
     assert all(len(call.prompt_text) < 20_000 for call in bot.llm.calls)
     assert [call.messages[-1].content for call in extraction_calls(bot.llm)] == [read]
     assert await facts_of(bot) == ["I collect stamps"]
+
+
+async def test_a_message_is_given_to_the_embedding_model_once(tmp_path: Path) -> None:
+    """Recall embeds it as a query and the write path's candidate search as a document; a
+    model without prompts (all-MiniLM-L6-v2) sees the same text, so one vector serves both."""
+    embedder = HashingEmbedder(dimension=384)
+    bot = await open_harness(tmp_path, embedder)
+    message = "I have a cat named Miso."
+    bot.mind.facts[message] = [fact("I have a cat named Miso", "possession")]
+    try:
+        await bot.say("alice", message)
+        assert await facts_of(bot) == ["I have a cat named Miso"]
+    finally:
+        await bot.app.aclose()
+    assert sum(texts.count(message) for texts in embedder.calls) == 1
