@@ -15,6 +15,7 @@ from memory.records import Action, Fact
 from memory.write.candidates import Candidate
 from memory.write.decision import DESTRUCTIVE, DecisionOutcome, action_of, target_error
 from memory.write.extraction import ProposedFact
+from memory.write.negation import ends
 from memory.write.normalise import same_text
 from memory.write.prompts.decision import ACTIONS
 from memory.write.relations import about_other_people
@@ -41,6 +42,8 @@ class Guard(StrEnum):
     INLINE_TARGET_UNRELATED = "inline_target_unrelated"
     # An UPDATE or DELETE between facts that name different people ("my wife" / "I").
     OTHER_PERSON = "other_person"
+    # An UPDATE whose new text only says that its target is no longer true: a DELETE.
+    ENDED = "ended"
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -193,6 +196,18 @@ def kept_apart(plan: PlannedWrite) -> PlannedWrite:
     if not about_other_people(plan.subject.fact.text, target.text):
         return plan
     return replace_plan(plan, Action.ADD, None, Guard.OTHER_PERSON)
+
+
+def ended(plan: PlannedWrite) -> PlannedWrite:
+    """An UPDATE to "I no longer play chess" of "I play chess" is the design's DELETE: the
+    old fact is no longer true and the new one adds nothing to keep. With a date ("I quit
+    smoking last year"), it adds when: then it stays an UPDATE."""
+    target = plan.target
+    if plan.action != Action.UPDATE or target is None or plan.subject.fact.valid_from is not None:
+        return plan
+    if not ends(plan.subject.fact.text, target.text):
+        return plan
+    return replace_plan(plan, Action.DELETE, target, Guard.ENDED)
 
 
 def limit_batch(plans: Sequence[PlannedWrite], max_destructive: int) -> list[PlannedWrite]:

@@ -47,6 +47,16 @@ CASES = [
         llm_calls=1,
     ),
     Case(
+        "an UPDATE decided in the same call that only says the fact stopped: a DELETE",
+        ("Je joue au tennis",),
+        "Je ne joue plus au tennis.",
+        (combined(("Je ne joue plus au tennis", "UPDATE", 1)),),
+        frozenset(),
+        (Action.DELETE,),
+        ("ended",),
+        llm_calls=1,
+    ),
+    Case(
         "an update decided in the same call: one model call",
         (PARIS,),
         "I moved to Berlin",
