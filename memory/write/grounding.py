@@ -1,8 +1,9 @@
 """A code check on extraction: a fact must be said in the message, not only asked about.
 
-Small models write "facts" out of questions or what they know. Without its question clauses
-and conditional sentences, the message must hold every number of the fact and a third of its
-content words (matched on their first four letters; CJK characters one by one).
+Small models write "facts" out of questions or what they know. Without its question clauses,
+conditional sentences and what someone else says of the person, the message must hold every
+number of the fact and a third of its content words (matched on their first four letters;
+CJK characters one by one).
 """
 
 from __future__ import annotations
@@ -123,7 +124,10 @@ def matches(word: str, said: set[str], prefixes: set[str]) -> bool:
 
 
 def is_grounded(fact: str, message: str) -> bool:
-    """Whether ``fact`` is stated (not only asked about) in ``message``."""
+    """Whether ``fact`` is stated (not only asked about) in ``message``; a fact that is what
+    someone else says of the person ("My brother says I'm stubborn") never is."""
+    if any(reporting_verb_end(clause) is not None for clause in CLAUSE_BREAK.split(fact)):
+        return False
     said = set(units(statement_part(message)))
     prefixes = {word[:PREFIX] for word in said if len(word) >= PREFIX}
     words = units(fact)

@@ -38,6 +38,7 @@ NOW = datetime(2026, 11, 2, 10, tzinfo=UTC)
         ("I'm lazy", "My boss says I'm lazy, which is unfair."),
         ("I should become a doctor", "My mum keeps telling me I should become a doctor."),
         ("Soy muy terco", "Mi hermano dice que soy muy terco."),
+        ("Mi hermano dice que soy muy terco", "Mi hermano dice que soy muy terco."),
         ("Я очень упрямый", "Мой брат говорит, что я очень упрямый."),
     ],
 )
