@@ -46,6 +46,18 @@ class Guard(StrEnum):
     ENDED = "ended"
 
 
+# What the code chose because the model's decision could not be used, or must not be.
+FALLBACKS = frozenset(
+    {
+        Guard.NO_CANDIDATES,
+        Guard.INVALID_TARGET,
+        Guard.MISSING_DECISION,
+        Guard.DECISION_UNAVAILABLE,
+        Guard.OTHER_PERSON,
+    }
+)
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Subject:
     """A new fact with its vector and candidates: what every later stage works on."""
@@ -199,15 +211,31 @@ def kept_apart(plan: PlannedWrite) -> PlannedWrite:
 
 
 def ended(plan: PlannedWrite) -> PlannedWrite:
-    """An UPDATE to "I no longer play chess" of "I play chess" is the design's DELETE: the
-    old fact is no longer true and the new one adds nothing to keep. With a date ("I quit
-    smoking last year"), it adds when: then it stays an UPDATE."""
-    target = plan.target
-    if plan.action != Action.UPDATE or target is None or plan.subject.fact.valid_from is not None:
+    """A fact that only says a known one stopped ("I no longer play chess" of "I play
+    chess") is the design's DELETE of it, whether the model answered UPDATE, ADD or NONE:
+    the old fact is no longer true and the new one adds nothing to keep. With a date ("I no
+    longer smoke, since last year") it adds when: then it is an UPDATE of that fact.
+    A safe fallback another guard chose stays as it is."""
+    if plan.action == Action.DELETE or plan.guard in FALLBACKS:
         return plan
-    if not ends(plan.subject.fact.text, target.text):
+    target = ended_target(plan)
+    if target is None:
         return plan
-    return replace_plan(plan, Action.DELETE, target, Guard.ENDED)
+    action = Action.DELETE if plan.subject.fact.valid_from is None else Action.UPDATE
+    if action == plan.action:
+        return plan
+    return replace_plan(plan, action, target, Guard.ENDED)
+
+
+def ended_target(plan: PlannedWrite) -> Fact | None:
+    """The known fact that ``plan``'s new fact says has stopped: its own target if it has
+    one, else the first of its candidates (the most alike) about the same people."""
+    text = plan.subject.fact.text
+    known = [plan.target] if plan.target is not None else [c.fact for c in plan.subject.candidates]
+    for fact in known:
+        if ends(text, fact.text) and not about_other_people(text, fact.text):
+            return fact
+    return None
 
 
 def limit_batch(plans: Sequence[PlannedWrite], max_destructive: int) -> list[PlannedWrite]:

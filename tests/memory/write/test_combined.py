@@ -57,6 +57,16 @@ CASES = [
         llm_calls=1,
     ),
     Case(
+        "a NONE decided in the same call for a fact that says the known one stopped: a DELETE",
+        ("Je joue au tennis",),
+        "Je ne joue plus au tennis.",
+        (combined(("Je ne joue plus au tennis", "NONE", 1)),),
+        frozenset(),
+        (Action.DELETE,),
+        ("ended",),
+        llm_calls=1,
+    ),
+    Case(
         "an update decided in the same call: one model call",
         (PARIS,),
         "I moved to Berlin",
