@@ -1,8 +1,9 @@
 """A code check on extraction: a fact must be said in the message, not only asked about.
 
-Small models write "facts" out of questions or what they know. Without its question clauses
-and conditional sentences, the message must hold every number of the fact and a third of its
-content words (matched on their first four letters; CJK characters one by one).
+Small models write "facts" out of questions or what they know. Without its question clauses,
+conditional sentences and what someone else says of the person, the message must hold every
+number of the fact and a third of its content words (matched on their first four letters;
+CJK characters one by one).
 """
 
 from __future__ import annotations
@@ -28,6 +29,18 @@ HYPOTHETICAL = re.compile(
     r"|бы)\b",
     re.IGNORECASE,
 )
+# What someone else says or thinks about the person ("my boss says I'm lazy", "mi hermano
+# dice que soy terco"): the words after the verb are their claim, not the person's statement.
+# Third-person forms; where the first person has the same form, a pronoun before it keeps it.
+REPORTED = re.compile(
+    r"\b(?:says|said|thinks|claims|believes|insists|reckons|tells me|told me|telling me"
+    r"|dice|dijo|cree|piensa|opina|asegura|sagt|sagte|meint|findet|glaubt|behauptet"
+    r"|dit|pense|trouve|croit|affirme|prétend|pensa|crede"
+    r"|говорит|сказал|сказала|считает|думает)\b",
+    re.IGNORECASE,
+)
+COMPLEMENT = re.compile(r"\s*(?:that|que|qu'|dass|daß|что|che)\b", re.IGNORECASE)
+FIRST_PERSON = frozenset("i we yo ich wir je j nous io я мы".split())  # noqa: SIM905
 PREFIX = 4
 # Short, common words that say nothing about what the fact is.
 FUNCTION_WORDS = frozenset(
@@ -76,8 +89,32 @@ def statement_clauses(message: str) -> list[str]:
         clauses = [c for c in CLAUSE_BREAK.split(sentence) if c and c.strip()]
         if sentence.rstrip().endswith(("?", "\uff1f")) or sentence.lstrip().startswith("¿"):
             clauses = [c for c in clauses[:-1] if not is_question_clause(c)]
-        kept.extend(clause.strip() for clause in clauses)
+        kept.extend(without_reported(clauses))
     return kept
+
+
+def without_reported(clauses: list[str]) -> list[str]:
+    """The clauses up to the verb by which someone else reports on the person, if one has
+    it: what follows in that clause, or in the next one after a comma ("говорит, что ..."),
+    is that person's claim."""
+    kept: list[str] = []
+    reported = False
+    for clause in clauses:
+        if reported and COMPLEMENT.match(clause):
+            continue
+        cut = reporting_verb_end(clause)
+        reported = cut is not None
+        kept.append(clause[:cut].strip())
+    return [clause for clause in kept if clause]
+
+
+def reporting_verb_end(clause: str) -> int | None:
+    """Where the reporting verb of ``clause`` ends, if someone else is its subject."""
+    for verb in REPORTED.finditer(clause):
+        before = WORD.findall(clause[: verb.start()].casefold())
+        if not before or before[-1] not in FIRST_PERSON:
+            return verb.end()
+    return None
 
 
 def matches(word: str, said: set[str], prefixes: set[str]) -> bool:
@@ -87,7 +124,10 @@ def matches(word: str, said: set[str], prefixes: set[str]) -> bool:
 
 
 def is_grounded(fact: str, message: str) -> bool:
-    """Whether ``fact`` is stated (not only asked about) in ``message``."""
+    """Whether ``fact`` is stated (not only asked about) in ``message``; a fact that is what
+    someone else says of the person ("My brother says I'm stubborn") never is."""
+    if any(reporting_verb_end(clause) is not None for clause in CLAUSE_BREAK.split(fact)):
+        return False
     said = set(units(statement_part(message)))
     prefixes = {word[:PREFIX] for word in said if len(word) >= PREFIX}
     words = units(fact)

@@ -15,6 +15,7 @@ from memory.records import Action, Fact
 from memory.write.candidates import Candidate
 from memory.write.decision import DESTRUCTIVE, DecisionOutcome, action_of, target_error
 from memory.write.extraction import ProposedFact
+from memory.write.negation import ends
 from memory.write.normalise import same_text
 from memory.write.prompts.decision import ACTIONS
 from memory.write.relations import about_other_people
@@ -41,6 +42,20 @@ class Guard(StrEnum):
     INLINE_TARGET_UNRELATED = "inline_target_unrelated"
     # An UPDATE or DELETE between facts that name different people ("my wife" / "I").
     OTHER_PERSON = "other_person"
+    # An UPDATE whose new text only says that its target is no longer true: a DELETE.
+    ENDED = "ended"
+
+
+# What the code chose because the model's decision could not be used, or must not be.
+FALLBACKS = frozenset(
+    {
+        Guard.NO_CANDIDATES,
+        Guard.INVALID_TARGET,
+        Guard.MISSING_DECISION,
+        Guard.DECISION_UNAVAILABLE,
+        Guard.OTHER_PERSON,
+    }
+)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -193,6 +208,34 @@ def kept_apart(plan: PlannedWrite) -> PlannedWrite:
     if not about_other_people(plan.subject.fact.text, target.text):
         return plan
     return replace_plan(plan, Action.ADD, None, Guard.OTHER_PERSON)
+
+
+def ended(plan: PlannedWrite) -> PlannedWrite:
+    """A fact that only says a known one stopped ("I no longer play chess" of "I play
+    chess") is the design's DELETE of it, whether the model answered UPDATE, ADD or NONE:
+    the old fact is no longer true and the new one adds nothing to keep. With a date ("I no
+    longer smoke, since last year") it adds when: then it is an UPDATE of that fact.
+    A safe fallback another guard chose stays as it is."""
+    if plan.action == Action.DELETE or plan.guard in FALLBACKS:
+        return plan
+    target = ended_target(plan)
+    if target is None:
+        return plan
+    action = Action.DELETE if plan.subject.fact.valid_from is None else Action.UPDATE
+    if action == plan.action:
+        return plan
+    return replace_plan(plan, action, target, Guard.ENDED)
+
+
+def ended_target(plan: PlannedWrite) -> Fact | None:
+    """The known fact that ``plan``'s new fact says has stopped: its own target if it has
+    one, else the first of its candidates (the most alike) about the same people."""
+    text = plan.subject.fact.text
+    known = [plan.target] if plan.target is not None else [c.fact for c in plan.subject.candidates]
+    for fact in known:
+        if ends(text, fact.text) and not about_other_people(text, fact.text):
+            return fact
+    return None
 
 
 def limit_batch(plans: Sequence[PlannedWrite], max_destructive: int) -> list[PlannedWrite]:
