@@ -45,17 +45,24 @@ class Turns:
         """Whether someone waits for the turn (a waiter cancelled meanwhile does not)."""
         return any(not turn.done() for lane in self._lanes.values() for turn in lane)
 
+    @property
+    def next_priority(self) -> Priority | None:
+        """The priority of the waiter the turn passes to next, if any."""
+        for priority, lane in self._lanes.items():
+            if any(not turn.done() for turn in lane):
+                return priority
+        return None
+
     @asynccontextmanager
     async def hold(self, priority: Priority) -> AsyncIterator[None]:
-        await self._acquire(priority)
+        await self.acquire(priority)
         try:
             yield
         finally:
-            self._release()
+            self.release()
 
-    async def _acquire(self, priority: Priority) -> None:
-        if not self._held and not any(self._lanes.values()):
-            self._held = True
+    async def acquire(self, priority: Priority) -> None:
+        if self.take():
             return
         turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         lane = self._lanes[priority]
@@ -64,19 +71,31 @@ class Turns:
             await turn
         except asyncio.CancelledError:
             if turn.done() and not turn.cancelled():
-                self._release()  # handed over just as the waiter was cancelled: pass it on
+                self.release()  # handed over just as the waiter was cancelled: pass it on
             elif turn in lane:
                 lane.remove(turn)
             raise
 
-    def _release(self) -> None:
+    def take(self) -> bool:
+        """Hold the turn if nobody holds or waits for it."""
+        if self._held or self.waited_for:
+            return False
+        self._held = True
+        return True
+
+    def pass_on(self) -> bool:
+        """Hand the turn, still held, to the next waiter; False (and still ours) if none."""
         for lane in self._lanes.values():
             while lane:
                 turn = lane.popleft()
                 if not turn.done():
-                    turn.set_result(None)  # the turn passes on, still held
-                    return
-        self._held = False
+                    turn.set_result(None)
+                    return True
+        return False
+
+    def release(self) -> None:
+        if not self.pass_on():
+            self._held = False
 
 
 class Replies:

@@ -1,8 +1,8 @@
 """Index writes kept during a store transaction and made after its commit.
 
 For an index outside the database (LanceDB files): the database is the truth and commits
-first. The writes of transactions committed one after another go together
-(:class:`IndexBatch`; when is the store's writer's choice: ``Database.after_commit``). A
+first. The writes of the transactions that share a commit go together after it
+(:class:`IndexBatch`, ``memory.store.database.Commit``). A
 failure afterwards leaves the index behind, which is logged here, once, for every write
 path alike, and repaired by reconcile (at start-up, on its schedule, and by the
 self-healing index); the committed change stands.
@@ -10,7 +10,6 @@ self-healing index); the committed change stands.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
 
@@ -46,14 +45,12 @@ class AfterCommitWrites:
 class IndexBatch:
     """The index writes of transactions in the order they committed, written together: per
     index, the last row each fact was given, in one ``delete`` and one ``upsert``, then the
-    facts a forget erased (a forget's transaction is the last of its batch).
-    ``written`` is done when they are."""
+    facts a forget erased (a forget's transaction is the last of its batch)."""
 
     def __init__(self) -> None:
         # Per index (by identity): fact id -> its row, or None to delete it.
         self._rows: dict[int, tuple[IndexWrites, dict[int, IndexedFact | None]]] = {}
         self._erases: dict[int, tuple[IndexWrites, list[int]]] = {}
-        self.written: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def add(self, writes: AfterCommitWrites) -> None:
         rows = self._rows.setdefault(id(writes.index), (writes.index, {}))[1]
@@ -67,19 +64,11 @@ class IndexBatch:
             self._erases.setdefault(id(writes.index), (writes.index, []))[1].extend(writes.erases)
 
     async def write(self) -> None:
-        """Write everything; failures of the index are logged, anything else is raised
-        (here and to whoever awaits ``written``)."""
-        try:
-            for index, rows in self._rows.values():
-                await _write_rows(index, rows)
-            for index, fact_ids in self._erases.values():
-                await _erase(index, fact_ids)
-        except Exception as error:
-            self.written.set_exception(error)
-            raise
-        finally:
-            if not self.written.done():  # also when cancelled: the index is behind, as above
-                self.written.set_result(None)
+        """Write everything; failures of the index are logged, anything else is raised."""
+        for index, rows in self._rows.values():
+            await _write_rows(index, rows)
+        for index, fact_ids in self._erases.values():
+            await _erase(index, fact_ids)
 
 
 async def _write_rows(index: IndexWrites, rows: dict[int, IndexedFact | None]) -> None:

@@ -1,16 +1,15 @@
 """The store: the source of truth for facts, their events, turns and queued writes.
 
 Every transaction that may write goes through :meth:`Store.transaction`: on SQLite it is
-this process's one writer (:meth:`memory.store.database.Database.committing`). After the
-commit, within the writer's turns, the index rows it changed are written (together with
-those of the transactions that waited for the turn behind it) and, after a forget, the
-erased rows are removed from the index files and the database's log: so the index follows
-the commit order, and nothing else needs a lock to keep a forgotten fact out of it.
+this process's one writer (:meth:`memory.store.database.Database.transaction`). After the
+commit, within the writer's turn, the index rows it changed are written (together with
+those of the transactions that shared the commit) and, after a forget, the erased rows are
+removed from the index files and the database's log: so the index follows the commit order,
+and nothing else needs a lock to keep a forgotten fact out of it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
@@ -194,26 +193,23 @@ class Store:
         self, *, index: IndexWrites | None = None, priority: Priority = Priority.REPLY
     ) -> AsyncIterator[StoreTransaction]:
         """A transaction that may write, in this process's turn to write (``REPLY``: someone
-        waits for it; the write queue and maintenance pass ``BACKGROUND``).
+        waits for it; the write queue and maintenance pass ``BACKGROUND``). On SQLite it may
+        share its commit with the transactions waiting for the turn behind it
+        (:meth:`Database.transaction`); it returns once that commit is made.
 
         With ``index``, the facts it changes are kept in step there too: written inside the
-        transaction (pgvector), or after its commit, before this returns, together with the
-        rows of the transactions that waited for the turn behind it
-        (:meth:`Database.after_commit`). A failure there leaves the index behind, which is
-        logged and repaired by reconcile; the committed change stands.
+        transaction (pgvector), or after the commit, before this returns, together with the
+        rows of the transactions that shared it. A failure there leaves the index behind,
+        which is logged and repaired by reconcile; the committed change stands.
         """
-        written = None
-        async with self.database.committing(priority):
-            async with self.database.session() as session:
-                writes = index_writes(session, index)
-                transaction = repositories(session, writes)
-                yield transaction
+        async with self.database.transaction(priority) as commit:
+            writes = index_writes(commit.session, index)
+            transaction = repositories(commit.session, writes)
+            yield transaction
             if isinstance(writes, AfterCommitWrites):
-                written = await self.database.after_commit(writes, priority, now=transaction.scrub)
+                commit.rows.add(writes)
             if transaction.scrub:
-                await self._scrub_logged()
-        if written is not None:
-            await asyncio.shield(written)
+                commit.scrub = self._scrub_logged
 
     async def add_answer(self, answer: Answer) -> bool:
         """The bot's answer; nothing if the person's turn it answers was forgotten meanwhile."""

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from sqlalchemy import URL, event, make_url
+from sqlalchemy import URL, event, make_url, text
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from memory.errors import LockTimeoutError, StorageFullError, StoreError
-from memory.index.after_commit import AfterCommitWrites, IndexBatch
+from memory.index.after_commit import IndexBatch
 from memory.priority import Priority, Turns
 
 BUSY_TIMEOUT_MILLISECONDS = 5000
@@ -32,6 +32,9 @@ POSTGRES_LOCK_TIMEOUT = "55P03"
 # SQLite connections kept open: fifty people at once use more than SQLAlchemy's five, and each
 # one opened anew costs a thread, the pragmas and SQLite reading the schema again.
 SQLITE_POOL_SIZE = 20
+# Store transactions sharing one commit, at most: a reply in the first waits for the others.
+COMMIT_MEMBERS = 32
+BEGIN_IMMEDIATE = text("BEGIN IMMEDIATE")
 
 
 def _set_sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
@@ -125,19 +128,48 @@ def create_engine_for(url: URL, *, read_only: bool = False) -> AsyncEngine:
     raise StoreError(f"unsupported database {url.get_backend_name()}: use SQLite or PostgreSQL")
 
 
+@dataclass(eq=False)
+class Commit:
+    """Store transactions that share one SQLite commit: each ran in a savepoint of
+    ``session``, one after the other, in the writer's turn. After the commit the index rows
+    they changed are written and, after a forget, ``scrub`` runs; then ``done``."""
+
+    session: AsyncSession
+    rows: IndexBatch = field(default_factory=IndexBatch)
+    scrub: Callable[[], Awaitable[None]] | None = None
+    members: int = 0
+    replies: bool = False
+    # Why SQLite rolled the whole transaction back (a full disk does): every member fails.
+    error: StoreError | None = None
+    done: asyncio.Future[None] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+    async def lost_with(self, error: BaseException) -> None:
+        """After a member's failure: if SQLite ended the whole transaction with it, the
+        members before are lost too, not committed, and all fail with ``error``."""
+        connection = await (await self.session.connection()).get_raw_connection()
+        assert connection.driver_connection is not None
+        if connection.driver_connection.in_transaction:
+            return
+        if isinstance(error, SQLAlchemyError):
+            self.error = translate_error(error)
+        else:
+            self.error = StoreError(f"the transaction was rolled back: {error}")
+
+
 class Database:
     """Owns the engine and hands out sessions; one per process.
 
-    SQLite has one writer: everything that writes takes a turn first (:meth:`writing`), one
-    at a time in priority order, so this process's writers never meet in SQLite's busy
-    handler (which polls, is unfair, and fails with "database is locked" past
-    ``busy_timeout``), and none commits between another's reads and writes. Reads run
-    beside the writer on their own connections (WAL). PostgreSQL orders concurrent
-    transactions itself: no turn is taken there.
+    SQLite has one writer: everything that writes takes a turn first, one at a time in
+    priority order, so this process's writers never meet in SQLite's busy handler (which
+    polls, is unfair, and fails with "database is locked" past ``busy_timeout``), and none
+    commits between another's reads and writes. Reads run beside the writer on their own
+    connections (WAL). PostgreSQL orders concurrent transactions itself: no turn is taken.
 
-    The writer is also the one place that batches the index writes made after commits
-    (:meth:`after_commit`): store transactions that wait for the turn one behind the other
-    write their index rows together, in commit order, when the last of them has committed.
+    The writer is the one place that batches: store transactions waiting for the turn at
+    once share one commit (:meth:`transaction`), and their index rows are written together
+    after it, in commit order, in the same turn.
 
     ``read_only`` opens an existing database without changing it (``mnemo doctor`` beside a
     running bot): no journal-mode switch, every write refused.
@@ -147,12 +179,11 @@ class Database:
         self.url = database_url(location)
         self.engine: AsyncEngine = create_engine_for(self.url, read_only=read_only)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
-        self._turns = Turns() if self.dialect == "sqlite" else None
-        # The index writes of committed transactions not yet made, and the priority of the
-        # turn queued to make them (None once it has begun).
-        self._unwritten: IndexBatch | None = None
-        self._queued: Priority | None = None
-        self._queued_turn: asyncio.Task[None] | None = None
+        # A read-only database has no writer to take turns of (its writes fail).
+        self._turns = Turns() if self.dialect == "sqlite" and not read_only else None
+        # The commit whose last member passed the turn on to the next store transaction.
+        self._open: Commit | None = None
+        self._finishing: set[asyncio.Task[None]] = set()
         # How long a truncation of the log waits for readers (replies read in milliseconds).
         self.log_wait_seconds = LOG_WAIT_SECONDS
 
@@ -169,55 +200,131 @@ class Database:
 
     @asynccontextmanager
     async def writing(self, priority: Priority) -> AsyncIterator[None]:
-        """This process's turn to write (SQLite), held inside; nothing on PostgreSQL. The
-        index writes of the transactions committed before are made first."""
-        async with self.committing(priority):
-            await self._write_unwritten()
-            yield
-
-    @asynccontextmanager
-    async def committing(self, priority: Priority) -> AsyncIterator[None]:
-        """The turn of a store transaction: as :meth:`writing`, but the index writes still
-        unwritten wait, for this transaction's to join them (:meth:`after_commit`)."""
+        """This process's turn to write (SQLite), held inside; nothing on PostgreSQL. A
+        commit still open is finished first, its index rows written."""
         if self._turns is None:
             yield
             return
         async with self._turns.hold(priority):
+            if self._open is not None:
+                commit, self._open = self._open, None
+                await _waited_through_cancel(self._finish_later(commit, release=False))
             yield
 
-    async def after_commit(
-        self, writes: AfterCommitWrites, priority: Priority, *, now: bool
-    ) -> asyncio.Future[None] | None:
-        """In the turn of the transaction that committed ``writes``: its index rows join
-        those still unwritten. They are all written now (None is returned) if ``now`` (a
-        forget), if nobody waits for the turn, or if this reply's would wait behind
-        background work; else after the transactions waiting now, in a turn queued behind
-        them, and the future returned is done then. Whoever holds the turn before that and
-        is not a store transaction writes them first (:meth:`writing`)."""
-        if writes.empty and not now:
-            return None
-        batch = self._unwritten or IndexBatch()
-        batch.add(writes)
-        self._unwritten = batch
-        behind_background = priority is Priority.REPLY and self._queued is Priority.BACKGROUND
-        if self._turns is None or now or not self._turns.waited_for or behind_background:
-            await self._write_unwritten()
-            return None
-        if self._queued is None:
-            self._queued = priority
-            self._queued_turn = asyncio.create_task(self._write_in_turn(priority))
-        return batch.written
+    @asynccontextmanager
+    async def transaction(self, priority: Priority) -> AsyncIterator[Commit]:
+        """A store transaction's session, in the commit it shares; left once that commit is
+        made and its index rows written (or the failure raised). A transaction that fails
+        is rolled back alone."""
+        if self._turns is None:
+            async with self.session() as session:
+                commit = Commit(session)
+                yield commit
+            await commit.rows.write()
+            if commit.scrub is not None:
+                await commit.scrub()
+            return
+        commit = await self._join(priority)
+        try:
+            try:
+                async with commit.session.begin_nested():
+                    try:
+                        yield commit
+                        await commit.session.flush()
+                    except BaseException as error:
+                        await commit.lost_with(error)
+                        raise
+            except SQLAlchemyError as error:
+                # Once SQLite rolled back, the savepoint is gone too: say why it did.
+                raise (commit.error or translate_error(error)) from error
+        except BaseException:
+            self._leave(commit)
+            raise
+        self._leave(commit)
+        await asyncio.shield(commit.done)
 
-    async def _write_in_turn(self, priority: Priority) -> None:
-        async with self.committing(priority):
-            self._queued = None
-            with contextlib.suppress(Exception):  # raised to the batch's transactions
-                await self._write_unwritten()
+    async def _join(self, priority: Priority) -> Commit:
+        assert self._turns is not None
+        try:
+            await self._turns.acquire(priority)
+        except asyncio.CancelledError:
+            # A turn handed to this cancelled waiter went on; if to nobody, the commit left
+            # open for it is finished here.
+            if self._open is not None and self._turns.take():
+                self._finish_later(self._open)
+                self._open = None
+            raise
+        commit = self._open
+        self._open = None
+        if commit is None:
+            commit = await self._begin()
+        else:
+            commit.session.expunge_all()  # each transaction reads the rows anew
+        commit.members += 1
+        commit.replies |= priority is Priority.REPLY
+        return commit
 
-    async def _write_unwritten(self) -> None:
-        batch, self._unwritten = self._unwritten, None
-        if batch is not None:
-            await batch.write()
+    async def _begin(self) -> Commit:
+        """A new commit, holding SQLite's write lock from its start (WAL: readers go on)."""
+        assert self._turns is not None
+        session = self._sessions()
+        try:
+            await session.execute(BEGIN_IMMEDIATE)
+        except BaseException as error:
+            await session.close()
+            self._turns.release()
+            if isinstance(error, SQLAlchemyError):
+                raise translate_error(error) from error
+            raise
+        return Commit(session)
+
+    def _leave(self, commit: Commit) -> None:
+        """A member is done: the next waiting store transaction joins the commit, or it is
+        made. A forget's commit is its last; a reply's is not held open for background
+        work; and at most ``COMMIT_MEMBERS`` share one."""
+        assert self._turns is not None
+        joinable = commit.scrub is None and commit.error is None
+        joinable = joinable and commit.members < COMMIT_MEMBERS
+        if commit.replies and self._turns.next_priority is Priority.BACKGROUND:
+            joinable = False
+        if joinable and self._turns.pass_on():
+            self._open = commit
+            return
+        self._finish_later(commit)
+
+    def _finish_later(self, commit: Commit, *, release: bool = True) -> asyncio.Task[None]:
+        """Make the commit in a task of its own, so that no caller's cancellation stops it
+        halfway; the turn is released after it (``release``) or stays with the caller."""
+        task = asyncio.create_task(self._finish(commit, release=release))
+        self._finishing.add(task)
+        task.add_done_callback(self._finishing.discard)
+        return task
+
+    async def _finish(self, commit: Commit, *, release: bool) -> None:
+        assert self._turns is not None
+        try:
+            if commit.error is not None:
+                await commit.session.close()
+                raise commit.error
+            try:
+                await commit.session.commit()
+            except SQLAlchemyError as error:
+                raise translate_error(error) from error
+            finally:
+                await commit.session.close()
+            await commit.rows.write()
+            if commit.scrub is not None:
+                await commit.scrub()
+        except Exception as error:
+            commit.done.set_exception(error)
+            commit.done.exception()  # raised to the members that still wait, if any
+        else:
+            commit.done.set_result(None)
+        finally:
+            if not commit.done.done():
+                commit.done.cancel()
+            if release:
+                self._turns.release()
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[AsyncSession]:
@@ -270,6 +377,17 @@ class Database:
             raise translate_error(error) from error
 
     async def aclose(self) -> None:
-        if self._queued_turn is not None:
-            await self._queued_turn  # index writes whose transactions' callers were cancelled
+        """Close once the transactions begun are committed, their index rows written (also
+        of callers cancelled while they waited for the commit)."""
+        async with self.writing(Priority.BACKGROUND):
+            pass
         await self.engine.dispose()
+
+
+async def _waited_through_cancel(task: asyncio.Task[None]) -> None:
+    """Await ``task``; a cancelled caller still waits for it to end, then is cancelled."""
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await asyncio.wait([task])
+        raise

@@ -6,8 +6,6 @@ import asyncio
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
-
 from bot.messages import IncomingMessage
 from bot.scheduler import (
     CONSOLIDATION,
@@ -25,7 +23,7 @@ from memory.records import NewFact
 from memory.scope import Scope
 from memory.store import Store
 from tests.bot.core.harness import START, make_config, open_harness
-from tests.memory.test_index_batch import ALICE, observe_after_commit, turn_held
+from tests.memory.test_index_batch import ALICE, turn_held
 from tests.memory.write.gated import GUARD_SECONDS, is_extraction, until
 
 
@@ -118,21 +116,15 @@ def said(person: str, text: str) -> IncomingMessage:
 
 
 async def test_close_writes_the_index_rows_of_callers_cancelled_while_they_waited(
-    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, embedder: Embedder
 ) -> None:
-    """Two transactions committed one behind the other leave their rows to a turn queued
-    behind a third, still open as the bot closes; their callers are cancelled: closing
-    writes the rows all the same, into an index not yet closed."""
+    """Two transactions share their commit with a third, still open as the bot closes; their
+    callers are cancelled while they wait for it: closing makes the commit and writes their
+    rows all the same, into an index not yet closed."""
     harness = await open_harness(tmp_path, embedder)
     app = harness.app
-    queued = asyncio.Event()
     release = asyncio.Event()
-
-    def on_after_commit(written: object) -> None:
-        if written is not None:  # its rows wait for a turn queued behind the others
-            queued.set()
-
-    observe_after_commit(app.store, monkeypatch, on_after_commit)
+    callers: list[asyncio.Task[int]] = []
 
     async def learn(text: str) -> int:
         async with app.store.transaction(index=app.index) as transaction:
@@ -140,27 +132,29 @@ async def test_close_writes_the_index_rows_of_callers_cancelled_while_they_waite
             await index_facts(transaction.index, app.embedder, [fact])
         return fact.id
 
-    async def hold_the_turn_until_released() -> None:
+    async def hold_the_commit_until_released() -> None:
         async with app.store.transaction(index=app.index):
+            for caller in callers:
+                caller.cancel()  # they wait for this commit
             await release.wait()
 
     async with turn_held(app.store):
-        callers = [asyncio.create_task(learn(text)) for text in ("I row", "I swim")]
-        third = asyncio.create_task(hold_the_turn_until_released())
-    await queued.wait()
-    for caller in callers:
-        caller.cancel()
-    await asyncio.gather(*callers, return_exceptions=True)
-    async with app.store.read() as reading:
-        learned = {fact.id for fact in await reading.facts.admin_active_facts()}
-    assert learned, "no transaction committed before its caller was cancelled"
+        callers.extend(asyncio.create_task(learn(text)) for text in ("I row", "I swim"))
+        third = asyncio.create_task(hold_the_commit_until_released())
+    results = await asyncio.gather(*callers, return_exceptions=True)
+    assert all(isinstance(result, asyncio.CancelledError) for result in results)
     closing = asyncio.create_task(app.aclose())
     await asyncio.sleep(0.2)
     release.set()
     await third
     await closing
+    store = await Store.open(app.store.database.path)
     index = await LanceFactIndex.open(tmp_path / "data" / "index", dimension=384)
     try:
+        async with store.read() as reading:
+            learned = {fact.id for fact in await reading.facts.admin_active_facts()}
+        assert len(learned) == 2
         assert set(await index.indexed_models()) == learned
     finally:
         await index.aclose()
+        await store.aclose()

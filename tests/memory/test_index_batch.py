@@ -7,7 +7,6 @@ store transaction, a reply, or a cancelled caller never meets a write left pendi
 from __future__ import annotations
 
 import asyncio
-from asyncio import Future
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,7 +15,6 @@ import numpy as np
 import pytest
 
 from memory.index import IndexedFact, LanceFactIndex
-from memory.index.after_commit import AfterCommitWrites
 from memory.priority import Priority
 from memory.records import NewFact
 from memory.scope import Scope
@@ -91,12 +89,14 @@ async def learn(
     *,
     priority: Priority = Priority.REPLY,
     found_on_leaving: dict[str, bool] | None = None,
+    inside: Callable[[], object] = lambda: None,
 ) -> int:
-    """One fact learned and indexed in one transaction; whether its row was in the index
-    as the caller left the transaction."""
+    """One fact learned and indexed in one transaction (``inside`` called in it); whether
+    its row was in the index as the caller left the transaction."""
     async with store.transaction(index=index, priority=priority) as transaction:
         fact = await transaction.facts.add(ALICE, NewFact(text))
         await transaction.index.upsert([row(fact.id, text, fact.id)])
+        inside()
     if found_on_leaving is not None:
         found_on_leaving[text] = fact.id in await index.indexed()
     return fact.id
@@ -255,50 +255,47 @@ async def test_replies_waiting_at_once_go_on_before_the_waiting_background(
     assert [kind for kind, _ in index.writes] == ["upsert", "upsert"]  # replies', then its
 
 
-def observe_after_commit(
-    store: Store, monkeypatch: pytest.MonkeyPatch, then: Callable[[Future[None] | None], object]
+async def test_rows_of_a_caller_cancelled_while_it_waits_for_the_commit_are_written(
+    sqlite_store: Store, index: RecordingIndex
 ) -> None:
-    """``then`` is called with what the real writer's ``after_commit`` returned, still in the
-    transaction's turn (an observer of the real writer)."""
-    after_commit = store.database.after_commit
-
-    async def observed(
-        writes: AfterCommitWrites, priority: Priority, *, now: bool
-    ) -> Future[None] | None:
-        written = await after_commit(writes, priority, now=now)
-        then(written)
-        return written
-
-    monkeypatch.setattr(store.database, "after_commit", observed)
-
-
-async def test_rows_of_a_caller_cancelled_while_they_wait_are_written_all_the_same(
-    sqlite_store: Store, index: RecordingIndex, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    waiting = asyncio.Event()
-    observe_after_commit(sqlite_store, monkeypatch, lambda written: waiting.set())
+    """The first transaction's caller waits for the commit it shares with the one behind;
+    cancelled meanwhile, its rows are committed and written all the same."""
+    first: list[asyncio.Task[int]] = []
     async with turn_held(sqlite_store):
-        cancelled = asyncio.create_task(learn(sqlite_store, index, "cancelled"))
-        behind = asyncio.create_task(learn(sqlite_store, index, "behind"))
-    await waiting.wait()
-    cancelled.cancel()  # committed, its caller waits for its rows
-    with pytest.raises(asyncio.CancelledError):
-        await cancelled
+        first.append(asyncio.create_task(learn(sqlite_store, index, "cancelled")))
+        behind = asyncio.create_task(
+            learn(sqlite_store, index, "behind", inside=lambda: first[0].cancel())
+        )
     behind_id = await asyncio.wait_for(behind, 5)
+    assert first[0].cancelled()
     assert await index.indexed() == {behind_id - 1, behind_id}
     assert index.writes == [("upsert", [behind_id - 1, behind_id])]
 
 
-async def test_the_rows_are_written_when_the_waiter_behind_them_is_cancelled(
+async def test_the_commit_is_made_when_the_waiter_it_was_passed_to_is_cancelled(
     sqlite_store: Store, index: RecordingIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The first transaction's rows wait for the one behind it; that one is cancelled while
-    it waits for the turn: they are written all the same, and the first's caller goes on."""
+    """The first transaction passes the turn, its commit still open, to the one behind; that
+    one is cancelled before it runs: the commit is made all the same, and the first's
+    caller goes on."""
     behind: list[asyncio.Task[int]] = []
-    observe_after_commit(sqlite_store, monkeypatch, lambda written: behind[0].cancel())
+    turns = sqlite_store.database._turns  # test double: an observer of the real writer
+    assert turns is not None
+    pass_on = turns.pass_on
+    passes: list[bool] = []
+
+    def passed_on_then_cancelled() -> bool:
+        passes.append(pass_on())
+        if passes == [True, True]:  # the holder's to the first, the first's to the one behind
+            behind[0].cancel()
+        return passes[-1]
+
     async with turn_held(sqlite_store):
         first = asyncio.create_task(learn(sqlite_store, index, "first"))
         behind.append(asyncio.create_task(learn(sqlite_store, index, "behind")))
+        await asyncio.sleep(0)
+        monkeypatch.setattr(turns, "pass_on", passed_on_then_cancelled)
     fact_id = await asyncio.wait_for(first, 5)
     assert behind[0].cancelled()
     assert await index.indexed() == {fact_id}
+    assert not turns.held

@@ -26,6 +26,7 @@ from memory.priority import Priority
 from memory.records import Action, Actor, FactStatus, NewFact
 from memory.scope import Scope
 from memory.store import EventDraft, Store, utc_now
+from memory.store.database import Commit
 from memory.store.vectors import PgVectorIndex, PgVectorWrites
 from memory.write import MemoryWriter, WriteSettings
 from tests.memory.lock_waits import lock_waited_for
@@ -40,16 +41,16 @@ def observe_turns(store: Store) -> asyncio.Event:
     """Set when a reply's transaction asks the store's writer for its turn (test double: an
     observer of the real writer)."""
     asked = asyncio.Event()
-    committing = store.database.committing
+    transaction = store.database.transaction
 
     @asynccontextmanager
-    async def observed(priority: Priority) -> AsyncIterator[None]:
+    async def observed(priority: Priority) -> AsyncIterator[Commit]:
         if priority is Priority.REPLY:
             asked.set()
-        async with committing(priority):
-            yield
+        async with transaction(priority) as commit:
+            yield commit
 
-    store.database.committing = observed  # type: ignore[method-assign]
+    store.database.transaction = observed  # type: ignore[method-assign]
     return asked
 
 

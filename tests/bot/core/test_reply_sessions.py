@@ -22,6 +22,7 @@ from memory.priority import Priority
 from memory.recall import Recaller, RecallSettings
 from memory.records import NewFact
 from memory.store import Store
+from memory.store.database import Commit
 from memory.write.writer import MemoryWriter, WriteSettings
 from tests.bot.core.harness import START, ScriptedMind, reply_calls
 
@@ -46,25 +47,25 @@ async def test_a_reply_takes_three_database_sessions_and_reads_facts_and_turns_i
     await index_facts(index, embedder, [fact])
     await core.handle(said("I practised for two hours today.", 1))
     sessions: list[str] = []
-    turns = store.database.committing
+    turns = store.database.transaction
 
     def checked_out(*_: Any) -> None:
         sessions.append("session")
 
     @asynccontextmanager
-    async def counted_turn(priority: Priority) -> AsyncIterator[None]:
+    async def counted_turn(priority: Priority) -> AsyncIterator[Commit]:
         sessions.append(f"turn for {priority.value}")
-        async with turns(priority):
-            yield
+        async with turns(priority) as commit:
+            yield commit
 
-    store.database.committing = counted_turn  # type: ignore[method-assign]
+    store.database.transaction = counted_turn  # type: ignore[method-assign]
     engine = store.database.engine.sync_engine
     event.listen(engine, "checkout", checked_out)
     try:
         replies = await core.handle(said("My cello teacher was pleased.", 2))
     finally:
         event.remove(engine, "checkout", checked_out)
-        del store.database.committing
+        del store.database.transaction
     assert [reply.text for reply in replies] == ["OK."]
     writes = ["turn for reply", "session"]
     if store.database.dialect == "sqlite":

@@ -1,0 +1,80 @@
+"""Store transactions waiting for the writer's turn at once share one SQLite commit, each in
+a savepoint of its own: one that fails is rolled back alone, and when SQLite rolls back the
+whole transaction (a full disk), every member fails and nothing of any of them is kept."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from sqlalchemy import event, text
+
+from memory.errors import StorageFullError
+from memory.records import NewFact
+from memory.store import Store
+from tests.memory.full_disk import fill_the_disk
+from tests.memory.test_index_batch import ALICE, turn_held
+
+
+async def add(store: Store, text: str, *, then_raise: bool = False) -> int:
+    async with store.transaction() as transaction:
+        fact = await transaction.facts.add(ALICE, NewFact(text))
+        if then_raise:
+            raise ValueError(f"the caller of {text!r} changed its mind")
+    return fact.id
+
+
+async def stored(store: Store) -> list[str]:
+    async with store.read() as reading:
+        return [fact.text for fact in await reading.facts.list_in_scope(ALICE)]
+
+
+async def test_transactions_waiting_at_once_share_one_commit(sqlite_store: Store) -> None:
+    commits: list[object] = []
+
+    def committed(connection: Any) -> None:
+        commits.append(connection)
+
+    event.listen(sqlite_store.database.engine.sync_engine, "commit", committed)
+    async with turn_held(sqlite_store):
+        tasks = [asyncio.create_task(add(sqlite_store, f"fact {n}")) for n in range(3)]
+    await asyncio.gather(*tasks)
+    assert len(commits) == 1
+    assert sorted(await stored(sqlite_store)) == ["fact 0", "fact 1", "fact 2"]
+
+
+async def test_a_transaction_that_fails_is_rolled_back_alone(sqlite_store: Store) -> None:
+    async with turn_held(sqlite_store):
+        tasks = [
+            asyncio.create_task(add(sqlite_store, "kept before")),
+            asyncio.create_task(add(sqlite_store, "dropped", then_raise=True)),
+            asyncio.create_task(add(sqlite_store, "kept after")),
+        ]
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    assert isinstance(results[1], ValueError)
+    assert [type(result) for result in (results[0], results[2])] == [int, int]
+    assert sorted(await stored(sqlite_store)) == ["kept after", "kept before"]
+
+
+async def test_a_full_disk_fails_every_transaction_of_the_commit(sqlite_store: Store) -> None:
+    """A write too large for the space left makes SQLite roll back the whole transaction,
+    the fact written before it in the same commit too: both callers are told, neither is
+    told "stored" for what is gone."""
+    await fill_the_disk(sqlite_store)
+    async with sqlite_store.transaction() as transaction:  # room for a fact, not for a blob
+        await transaction.session.execute(text("DELETE FROM filler WHERE b = zeroblob(65536)"))
+
+    async def too_large() -> None:
+        async with sqlite_store.transaction() as transaction:
+            await transaction.session.execute(text("INSERT INTO filler VALUES (zeroblob(4e6))"))
+
+    async with turn_held(sqlite_store):
+        small = asyncio.create_task(add(sqlite_store, "I have a cat"))
+        large = asyncio.create_task(too_large())
+    for task in (small, large):
+        with pytest.raises(StorageFullError, match="disk holding the database is full"):
+            await task
+    assert await stored(sqlite_store) == []
+    await add(sqlite_store, "I have a cat")  # alone, it fits
+    assert await stored(sqlite_store) == ["I have a cat"]
