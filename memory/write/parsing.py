@@ -31,9 +31,13 @@ def parse_answer(stage: str, raw: str, model: type[ModelT]) -> ModelT:
     try:
         return model.model_validate_json(strip_code_fence(raw))
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "answer"
-        raise UnusableModelOutput(stage, f"{where}: {first['msg']}", raw) from error
+        raise UnusableModelOutput(stage, first_error(error, "answer"), raw) from error
+
+
+def first_error(error: ValidationError, whole: str) -> str:
+    """Where pydantic found the first thing wrong (``whole`` for the top level), and what."""
+    first = error.errors()[0]
+    return f"{'.'.join(str(part) for part in first['loc']) or whole}: {first['msg']}"
 
 
 def strip_code_fence(raw: str) -> str:
