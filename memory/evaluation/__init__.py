@@ -1,6 +1,5 @@
 """Retrieval evaluation on LoCoMo: loader, harness over the real read path, metrics."""
 
-from memory.evaluation.cached_embedder import PrecomputedEmbedder
 from memory.evaluation.harness import ALL_MODES, EvalMode, EvalRun, probe_reranker, run_evaluation
 from memory.evaluation.locomo import (
     CATEGORY_NAMES,
@@ -22,7 +21,6 @@ __all__ = [
     "EvalMode",
     "EvalRun",
     "Observation",
-    "PrecomputedEmbedder",
     "Question",
     "QuestionOutcome",
     "Scores",

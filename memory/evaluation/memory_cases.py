@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memory.errors import MemoryLayerError
+from memory.write.parsing import first_error
 
 Action = Literal["ADD", "UPDATE", "DELETE", "NONE"]
 SHIPPED = "memory_cases.json"
@@ -87,17 +88,11 @@ def load_memory_cases(path: Path | None = None) -> Dataset:
         dataset = Dataset.model_validate(json.loads(text))
     except OSError as error:
         raise CaseError(f"{path}: cannot be read: {error.strerror}") from error
-    except ValueError as error:  # JSONDecodeError and ValidationError
-        raise CaseError(f"{path or SHIPPED}: {short(error)}") from error
+    except ValidationError as error:
+        raise CaseError(f"{path or SHIPPED}: {first_error(error, 'dataset')}") from error
+    except ValueError as error:  # JSONDecodeError
+        raise CaseError(f"{path or SHIPPED}: {error}") from error
     ids = [conversation.id for conversation in dataset.conversations]
     if len(set(ids)) != len(ids):
         raise CaseError(f"{path or SHIPPED}: conversation ids must be unique")
     return dataset
-
-
-def short(error: ValueError) -> str:
-    if isinstance(error, ValidationError):
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        return f"{where}: {first['msg']}"
-    return str(error)

@@ -30,7 +30,7 @@ from memory.llm.base import (
     WrongProvider,
     tool_definition,
 )
-from memory.llm.text_tool_calls import calls_in_text
+from memory.llm.text_tool_calls import turn_of
 from memory.text import valid_data, valid_text
 
 # What ``ollama.AsyncClient`` lets through when the connection fails or breaks mid-request.
@@ -92,11 +92,7 @@ class OllamaLanguageModel:
         temperature: float | None = None,
     ) -> str:
         schema = None if json_schema is None else dict(json_schema)
-        response = await self._chat(messages, self._options(kind, temperature), format=schema)
-        text = reply_text(response)
-        if was_cut(response):
-            raise AnswerCut(kind, self._budgets.for_kind(kind), text)
-        return text
+        return (await self._answer(messages, kind, temperature, format=schema)).text
 
     async def complete_with_tools(
         self,
@@ -105,12 +101,35 @@ class OllamaLanguageModel:
         *,
         temperature: float | None = None,
     ) -> AssistantTurn:
-        definitions = [tool_definition(tool) for tool in tools]
-        options = self._options(CallKind.REPLY, temperature)
-        response = await self._chat(messages, options, tools=definitions)
-        turn = assistant_turn(response, tools)
-        if was_cut(response):
-            raise AnswerCut(CallKind.REPLY, self._budgets.for_kind(CallKind.REPLY), turn.text)
+        return await self._answer(messages, CallKind.REPLY, temperature, tools=tools)
+
+    async def _answer(
+        self,
+        messages: Sequence[ChatMessage],
+        kind: CallKind,
+        temperature: float | None,
+        *,
+        format: dict[str, Any] | None = None,
+        tools: Sequence[ToolSpec] = (),
+    ) -> AssistantTurn:
+        async def once() -> Any:
+            return await self._client.chat(
+                model=self._model,
+                messages=[chat_message(message) for message in messages],
+                tools=[tool_definition(tool) for tool in tools] or None,
+                format=format,
+                options=self._options(kind, temperature),
+                stream=False,
+            )
+
+        response = await self._retrying(once, may_retry=lambda: True)
+        turn = assistant_turn(response, tools) if tools else AssistantTurn(reply_text(response))
+        return self._uncut(response, kind, turn)
+
+    def _uncut(self, response: Any, kind: CallKind, turn: AssistantTurn) -> AssistantTurn:
+        """``turn``, or :class:`AnswerCut` if the answer stopped at ``kind``'s budget."""
+        if getattr(response, "done_reason", None) == "length":
+            raise AnswerCut(kind, self._budgets.for_kind(kind), turn.text)
         return turn
 
     def _options(self, kind: CallKind, temperature: float | None) -> dict[str, Any]:
@@ -158,35 +177,8 @@ class OllamaLanguageModel:
             raise LanguageModelUnavailable(
                 f"Ollama at {self._host} ended the stream before the answer was complete"
             )
-        text = "".join(pieces)
-        if calls:
-            turn = AssistantTurn(text, tuple(calls))
-        else:
-            written = calls_in_text(text, [tool.name for tool in tools])
-            turn = AssistantTurn(written.rest, written.calls)
-        if was_cut(last[0]):
-            raise AnswerCut(CallKind.REPLY, self._budgets.for_kind(CallKind.REPLY), turn.text)
-        return turn
-
-    async def _chat(
-        self,
-        messages: Sequence[ChatMessage],
-        options: dict[str, Any],
-        *,
-        format: dict[str, Any] | None = None,
-        tools: list[dict[str, Any]] | None = None,
-    ) -> Any:
-        async def once() -> Any:
-            return await self._client.chat(
-                model=self._model,
-                messages=[chat_message(message) for message in messages],
-                tools=tools,
-                format=format,
-                options=options,
-                stream=False,
-            )
-
-        return await self._retrying(once, may_retry=lambda: True)
+        turn = turn_of("".join(pieces), tuple(calls), tools)
+        return self._uncut(last[0], CallKind.REPLY, turn)
 
     async def _retrying(
         self, call: Callable[[], Awaitable[Result]], *, may_retry: Callable[[], bool]
@@ -262,15 +254,10 @@ def tool_calls_of(message: Any) -> tuple[ToolCall, ...]:
     )
 
 
-def was_cut(response: Any) -> bool:
-    return getattr(response, "done_reason", None) == "length"
-
-
 def assistant_turn(response: Any, tools: Sequence[ToolSpec]) -> AssistantTurn:
     message = getattr(response, "message", None)
     calls = tool_calls_of(message)
+    if not calls:
+        return turn_of(reply_text(response), (), tools)
     content = getattr(message, "content", None)
-    if calls:
-        return AssistantTurn(valid_text(content) if isinstance(content, str) else "", calls)
-    written = calls_in_text(reply_text(response), [tool.name for tool in tools])
-    return AssistantTurn(written.rest, written.calls)
+    return AssistantTurn(valid_text(content) if isinstance(content, str) else "", calls)

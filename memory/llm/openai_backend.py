@@ -32,7 +32,7 @@ from memory.llm.base import (
     tool_definition,
 )
 from memory.llm.openai_stream import StreamedAnswer
-from memory.llm.text_tool_calls import calls_in_text
+from memory.llm.text_tool_calls import turn_of
 from memory.text import valid_data
 
 log = logging.getLogger(__name__)
@@ -141,12 +141,10 @@ def tool_call(number: int, item: Any) -> ToolCall:
 def assistant_turn(payload: Any, tools: Sequence[ToolSpec]) -> AssistantTurn:
     message = answer_message(payload)
     items = message.get("tool_calls") or []
-    if not items:
-        written = calls_in_text(reply_text(payload), [tool.name for tool in tools])
-        return AssistantTurn(written.rest, written.calls)
-    content = message.get("content")
     calls = tuple(tool_call(number, item) for number, item in enumerate(items))
-    return AssistantTurn(content if isinstance(content, str) else "", calls)
+    content = message.get("content")
+    text = (content if isinstance(content, str) else "") if calls else reply_text(payload)
+    return turn_of(text, calls, tools)
 
 
 class OpenAILanguageModel:
@@ -183,10 +181,7 @@ class OpenAILanguageModel:
         temperature: float | None = None,
     ) -> str:
         payload = await self._post(self._body(messages, kind, temperature, json_schema=json_schema))
-        text = reply_text(payload)
-        if was_cut(payload):
-            raise AnswerCut(kind, self._budgets.for_kind(kind), text)
-        return text
+        return self._turn(payload, kind).text
 
     async def complete_with_tools(
         self,
@@ -196,9 +191,13 @@ class OpenAILanguageModel:
         temperature: float | None = None,
     ) -> AssistantTurn:
         payload = await self._post(self._body(messages, CallKind.REPLY, temperature, tools=tools))
-        turn = assistant_turn(payload, tools)
+        return self._turn(payload, CallKind.REPLY, tools)
+
+    def _turn(self, payload: Any, kind: CallKind, tools: Sequence[ToolSpec] = ()) -> AssistantTurn:
+        """The answer's turn; :class:`AnswerCut` if it stopped at ``kind``'s budget."""
+        turn = assistant_turn(payload, tools) if tools else AssistantTurn(reply_text(payload))
         if was_cut(payload):
-            raise AnswerCut(CallKind.REPLY, self._budgets.for_kind(CallKind.REPLY), turn.text)
+            raise AnswerCut(kind, self._budgets.for_kind(kind), turn.text)
         return turn
 
     def _body(
@@ -260,11 +259,7 @@ class OpenAILanguageModel:
                 f"the OpenAI-compatible server at {self._base_url} ended the stream before "
                 "the answer was complete"
             )
-        payload = answer.payload()
-        turn = assistant_turn(payload, tools) if tools else AssistantTurn(reply_text(payload))
-        if was_cut(payload):
-            raise AnswerCut(CallKind.REPLY, self._budgets.for_kind(CallKind.REPLY), turn.text)
-        return turn
+        return self._turn(answer.payload(), CallKind.REPLY, tools)
 
     async def _stream_once(
         self, body: dict[str, Any], on_text: TextSink, tools: Sequence[ToolSpec]

@@ -22,7 +22,7 @@ from memory.llm.base import (
     ToolsNotSupported,
     ToolSpec,
 )
-from memory.llm.text_tool_calls import calls_in_text
+from memory.llm.text_tool_calls import turn_of
 
 # The size of the pieces ``stream`` hands on: a few characters, as a token is.
 PIECE_CHARS = 4
@@ -102,10 +102,7 @@ class ScriptedLanguageModel:
         if not self.supports_tools:
             raise ToolsNotSupported(f"{self.name} does not support tools")
         answer = self._answer(messages)
-        if isinstance(answer, AssistantTurn):
-            return answer
-        written = calls_in_text(answer, [tool.name for tool in tools])
-        return AssistantTurn(written.rest, written.calls)
+        return answer if isinstance(answer, AssistantTurn) else turn_of(answer, (), tools)
 
     async def stream(
         self,
@@ -125,10 +122,7 @@ class ScriptedLanguageModel:
             await hand_on(answer.text, on_text)
             raise answer if isinstance(answer, AnswerCut) else answer.error
         await hand_on(answer.text if isinstance(answer, AssistantTurn) else answer, on_text)
-        if isinstance(answer, AssistantTurn):
-            return answer
-        written = calls_in_text(answer, [tool.name for tool in tools])
-        return AssistantTurn(written.rest, written.calls)
+        return answer if isinstance(answer, AssistantTurn) else turn_of(answer, (), tools)
 
     def _answer(self, messages: Sequence[ChatMessage]) -> Answer:
         answer = self._computed(self._step(), messages)

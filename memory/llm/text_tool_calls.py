@@ -12,11 +12,11 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory.llm.base import ToolCall
+from memory.llm.base import AssistantTurn, ToolCall, ToolSpec
 
 # Wrappers around calls written as text; removed from what is left of the text.
 WRAPPERS = re.compile(
@@ -58,6 +58,14 @@ def calls_in_text(text: str, tool_names: Collection[str]) -> TextCalls:
             return TextCalls(numbered(python), "")
         return TextCalls((), text)
     return TextCalls(numbered(calls), WRAPPERS.sub("", rest).strip())
+
+
+def turn_of(text: str, calls: tuple[ToolCall, ...], tools: Sequence[ToolSpec]) -> AssistantTurn:
+    """The model's turn: its structured calls if it made any, else the calls in its text."""
+    if calls:
+        return AssistantTurn(text, calls)
+    written = calls_in_text(text, [tool.name for tool in tools])
+    return AssistantTurn(written.rest, written.calls)
 
 
 def numbered(calls: list[ToolCall]) -> tuple[ToolCall, ...]:

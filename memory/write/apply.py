@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memory.index.base import IndexedFact, IndexWrites
+from memory.index.base import IndexedFact
 from memory.records import Action, Actor, Fact, FactEvent, FactSource, FactStatus, NewFact
 from memory.scope import Scope
 from memory.store import EventDraft, StoreTransaction
@@ -48,10 +48,13 @@ class ApplyContext:
 
 async def apply_writes(
     transaction: StoreTransaction, context: ApplyContext, plans: Sequence[PlannedWrite]
-) -> tuple[list[AppliedWrite], IndexChanges]:
+) -> list[AppliedWrite]:
+    """The plans, then their index rows (the transaction's index decides when those land)."""
     changes = IndexChanges()
     applied = [await apply_one(transaction, context, plan, changes) for plan in plans]
-    return applied, changes
+    await transaction.index.delete(changes.delete)
+    await transaction.index.upsert(changes.upsert)
+    return applied
 
 
 async def apply_one(
@@ -154,9 +157,3 @@ def event_draft(
         new_text=plan.subject.fact.text,
         source_message_id=source_message_id,
     )
-
-
-async def update_index(index: IndexWrites, changes: IndexChanges) -> None:
-    """Inside the transaction that applied the writes (the index decides when they land)."""
-    await index.delete(changes.delete)
-    await index.upsert(changes.upsert)

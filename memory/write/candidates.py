@@ -53,27 +53,3 @@ async def find_candidates(
         ]
         for items in scored
     ]
-
-
-async def find_related(
-    store: Store,
-    index: VectorIndex,
-    scope: Scope,
-    vectors: Vectors,
-    *,
-    model: str,
-    threshold: float,
-    limit: int,
-) -> list[Fact]:
-    """The active facts that any row of ``vectors`` (embedded by ``model``) resembles, most
-    similar first, at most ``limit``."""
-    best: dict[int, Candidate] = {}
-    for found in await find_candidates(
-        store, index, scope, vectors, model=model, threshold=threshold, limit=limit
-    ):
-        for candidate in found:
-            known = best.get(candidate.fact.id)
-            if known is None or candidate.similarity > known.similarity:
-                best[candidate.fact.id] = candidate
-    ranked = sorted(best.values(), key=lambda candidate: candidate.similarity, reverse=True)
-    return [candidate.fact for candidate in ranked[:limit]]

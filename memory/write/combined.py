@@ -10,14 +10,14 @@ from datetime import datetime
 
 from memory.embedding.base import Embedder
 from memory.index.base import VectorIndex
-from memory.llm import LanguageModel
+from memory.llm import CallKind, LanguageModel
 from memory.records import Fact
 from memory.scope import Scope
 from memory.store import Store
-from memory.write.candidates import find_related
-from memory.write.extraction import Extraction, InlineDecision, ask, from_answer
+from memory.write.candidates import find_candidates
+from memory.write.extraction import Extraction, InlineDecision, from_answer
 from memory.write.grounding import statement_clauses
-from memory.write.parsing import parse_answer
+from memory.write.parsing import ask, parse_answer
 from memory.write.prompts import combined as prompt
 
 
@@ -32,19 +32,17 @@ async def related_facts(
     limit: int,
 ) -> list[Fact]:
     """The active facts of ``scope`` that the message, or one of its clauses, resembles
-    (a clause may score far higher than the whole message)."""
+    (a clause may score far higher than the whole message), most similar first."""
     clauses = statement_clauses(text)
     texts = [text, *clauses] if len(clauses) > 1 else [text]
     vectors = await embedder.embed(texts, "document")
-    return await find_related(
-        store,
-        index,
-        scope,
-        vectors,
-        model=embedder.model_name,
-        threshold=threshold,
-        limit=limit,
+    found = await find_candidates(
+        store, index, scope, vectors, model=embedder.model_name, threshold=threshold, limit=limit
     )
+    best: dict[int, Fact] = {}
+    for candidate in sorted((c for row in found for c in row), key=lambda c: -c.similarity):
+        best.setdefault(candidate.fact.id, candidate.fact)
+    return list(best.values())[:limit]
 
 
 async def extract_and_decide(
@@ -53,7 +51,7 @@ async def extract_and_decide(
     """The user's own facts in ``text``, each with the model's decision about ``known``;
     raises UnusableModelOutput on a broken or cut answer."""
     messages = prompt.build_messages(text, [fact.text for fact in known])
-    raw = await ask(llm, messages, prompt.json_schema())
+    raw = await ask(llm, CallKind.EXTRACTION, messages, prompt.json_schema())
     response = parse_answer("extraction", raw, prompt.CombinedResponse)
     shown = frozenset(fact.id for fact in known)
 

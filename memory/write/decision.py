@@ -12,10 +12,10 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memory.llm import AnswerCut, CallKind, ChatMessage, LanguageModel
+from memory.llm import CallKind, LanguageModel
 from memory.write.errors import UnusableModelOutput
 from memory.write.extraction import InlineDecision
-from memory.write.parsing import parse_answer
+from memory.write.parsing import ask, parse_answer
 from memory.write.prompts import decision as prompt
 from memory.write.prompts.decision import Decision, DecisionItem
 
@@ -64,7 +64,7 @@ def target_error(decision: Decision | None, item: DecisionItem) -> str | None:
 
 async def decide(llm: LanguageModel, items: Sequence[DecisionItem]) -> DecisionRound:
     """Ask once for all items; ask once more for the items whose target was not valid."""
-    raw = await ask(llm, prompt.build_messages(items))
+    raw = await ask(llm, CallKind.DECISION, prompt.build_messages(items), prompt.json_schema())
     first = first_decision_per_fact(parse_decisions(raw))
     errors = {
         item.number: error
@@ -96,20 +96,11 @@ async def ask_again(
     that could turn into a destructive default."""
     messages = prompt.build_retry_messages(items, answer, errors)
     try:
-        return first_decision_per_fact(parse_decisions(await ask(llm, messages)))
+        raw = await ask(llm, CallKind.DECISION, messages, prompt.json_schema())
+        return first_decision_per_fact(parse_decisions(raw))
     except UnusableModelOutput as error:
         log.warning("decision retry unusable, falling back to safe actions: %s", error)
         return {}
-
-
-async def ask(llm: LanguageModel, messages: Sequence[ChatMessage]) -> str:
-    """The model's decision text; a cut answer is an unusable one (never an outage)."""
-    try:
-        return await llm.complete(
-            messages, kind=CallKind.DECISION, json_schema=prompt.json_schema(), temperature=0
-        )
-    except AnswerCut as error:
-        raise UnusableModelOutput("decision", str(error), error.text) from error
 
 
 def parse_decisions(raw: str) -> list[Decision]:

@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TypeVar
 
-from memory.llm import AnswerCut, CallKind, ChatMessage, LanguageModel
+from memory.llm import CallKind, LanguageModel
 from memory.records import Fact
 from memory.write.dates import resolve, with_date
-from memory.write.errors import UnusableModelOutput
 from memory.write.grounding import is_grounded
-from memory.write.parsing import parse_answer
+from memory.write.parsing import ask, parse_answer
 from memory.write.prompts import extraction as prompt
 
 log = logging.getLogger(__name__)
@@ -64,21 +63,9 @@ def no_decision(_: prompt.ExtractedFact) -> InlineDecision | None:
 async def extract_facts(llm: LanguageModel, text: str, message_time: datetime) -> Extraction:
     """The user's own facts in ``text`` (only the user's message is sent); raises
     UnusableModelOutput on a broken or cut answer."""
-    raw = await ask(llm, prompt.build_messages(text), prompt.json_schema())
+    raw = await ask(llm, CallKind.EXTRACTION, prompt.build_messages(text), prompt.json_schema())
     response = parse_answer("extraction", raw, prompt.ExtractionResponse)
     return await from_answer(response.facts, text, message_time)
-
-
-async def ask(
-    llm: LanguageModel, messages: Sequence[ChatMessage], json_schema: Mapping[str, object]
-) -> str:
-    """The model's extraction text; a cut answer is an unusable one (never an outage)."""
-    try:
-        return await llm.complete(
-            messages, kind=CallKind.EXTRACTION, json_schema=json_schema, temperature=0
-        )
-    except AnswerCut as error:
-        raise UnusableModelOutput("extraction", str(error), error.text) from error
 
 
 async def from_answer(

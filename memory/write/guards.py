@@ -7,7 +7,7 @@ taken without a model call are recorded the same way, so every write says why it
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from memory.embedding.base import Vectors
@@ -181,22 +181,15 @@ def with_inline_mistake(plan: PlannedWrite, mistake: Guard) -> PlannedWrite:
         return plan
     inline = plan.subject.fact.decision
     if plan.proposed_action is not None or inline is None:
-        return replace_plan(plan, plan.action, plan.target, mistake)
+        return replace(plan, guard=mistake)
     number = None if inline.number is None else str(inline.number)
-    return PlannedWrite(plan.subject, plan.action, plan.target, mistake, inline.action, number)
+    return replace(plan, guard=mistake, proposed_action=inline.action, proposed_target=number)
 
 
 def replace_plan(
     plan: PlannedWrite, action: Action, target: Fact | None, guard: Guard | None
 ) -> PlannedWrite:
-    return PlannedWrite(
-        plan.subject,
-        action,
-        target,
-        guard if guard is not None else plan.guard,
-        plan.proposed_action,
-        plan.proposed_target,
-    )
+    return replace(plan, action=action, target=target, guard=plan.guard if guard is None else guard)
 
 
 def kept_apart(plan: PlannedWrite) -> PlannedWrite:
@@ -247,14 +240,9 @@ def limit_batch(plans: Sequence[PlannedWrite], max_destructive: int) -> list[Pla
     for plan in plans:
         target = plan.target
         if plan.is_destructive and target is not None:
-            if target.id in claimed:
-                plan = replace_plan(
-                    plan, safe_fallback(plan.action.value), None, Guard.DUPLICATE_TARGET
-                )
-            elif destructive >= max_destructive:
-                plan = replace_plan(
-                    plan, safe_fallback(plan.action.value), None, Guard.DESTRUCTIVE_CAP
-                )
+            if target.id in claimed or destructive >= max_destructive:
+                guard = Guard.DUPLICATE_TARGET if target.id in claimed else Guard.DESTRUCTIVE_CAP
+                plan = replace_plan(plan, safe_fallback(plan.action.value), None, guard)
             else:
                 claimed.add(target.id)
                 destructive += 1

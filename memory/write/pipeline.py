@@ -19,13 +19,11 @@ from memory.llm import LanguageModel, LanguageModelError
 from memory.priority import Priority
 from memory.records import Action, FactSource
 from memory.scope import Scope
-from memory.store import Store, StoreTransaction
+from memory.store import Store
 from memory.write.apply import (
     AppliedWrite,
     ApplyContext,
-    IndexChanges,
     apply_writes,
-    update_index,
 )
 from memory.write.candidates import CALIBRATED_CANDIDATE_THRESHOLD, find_candidates
 from memory.write.combined import extract_and_decide, related_facts
@@ -252,22 +250,6 @@ async def commit(
 ) -> WriteOutcome:
     """Apply and complete the queue row in ONE transaction, so nothing is applied twice; if
     the row is gone or no longer this worker's, nothing is applied at all."""
-    async with parts.store.transaction(index=parts.index, priority=priority) as transaction:
-        await transaction.lock_people([message.scope.owner])
-        outcome, changes = await apply_plan(transaction, parts, message, source, plan)
-        await update_index(transaction.index, changes)
-    return outcome
-
-
-async def apply_plan(
-    transaction: StoreTransaction,
-    parts: WriteParts,
-    message: MessageInput,
-    source: FactSource,
-    plan: Plan,
-) -> tuple[WriteOutcome, IndexChanges]:
-    """Complete the claimed row and apply its plan inside ``transaction``; the caller hands
-    the index changes to the transaction's index."""
     context = ApplyContext(
         message.scope,
         source,
@@ -277,9 +259,11 @@ async def apply_plan(
     )
     precheck = plan.skipped_by_precheck
     claim = message.claim
-    if claim is not None and not await transaction.pending.complete_claimed(
-        claim.pending_id, claim.worker
-    ):
-        return WriteOutcome((), plan.llm_calls, precheck, completed=False), IndexChanges()
-    applied, changes = await apply_writes(transaction, context, plan.writes)
-    return WriteOutcome(tuple(applied), plan.llm_calls, precheck), changes
+    async with parts.store.transaction(index=parts.index, priority=priority) as transaction:
+        await transaction.lock_people([message.scope.owner])
+        if claim is not None and not await transaction.pending.complete_claimed(
+            claim.pending_id, claim.worker
+        ):
+            return WriteOutcome((), plan.llm_calls, precheck, completed=False)
+        applied = await apply_writes(transaction, context, plan.writes)
+    return WriteOutcome(tuple(applied), plan.llm_calls, precheck)
