@@ -1,7 +1,7 @@
 """The bot's own time under load: N people sending M messages at once through the core.
 
     .venv/bin/python -m benchmarks.load [--base /work/base-load] [--facts 1000]
-        [--scenarios 1x20,10x10,50x4,50x4b] [--rounds 1]
+        [--scenarios 1x20,10x10,50x4,50x4b] [--rounds 1] [--warm]
 
 Each scenario ``NxM`` has N people at once send M messages each, one after another (each
 waits for its answer, as people chat; ``NxMb``: all N x M messages at once, a burst) through
@@ -16,6 +16,8 @@ The code under test and ``--base`` (a worktree of an older commit, e.g. today's 
 (``benchmarks/load_session.py``), one after the other, ``--rounds`` times, and the table
 shows both and their ratio: the machine is shared and noisy, so only numbers from the same
 run are compared. The load average (1 minute) before each scenario is printed beside it.
+``--warm``: each person's scope is searched once before the timed scenarios, so that neither
+version's first replies load scopes into memory (the base warms them at start itself).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ COLUMNS = (
 CHECKS = ("misplaced_facts", "missing_facts", "queued_after_drain", "locked_errors")
 
 
-def run_session(code: Path, facts: int, scenarios: str) -> list[dict[str, Any]]:
+def run_session(code: Path, facts: int, scenarios: str, warm: bool) -> list[dict[str, Any]]:
     command = [
         sys.executable,
         str(SESSION),
@@ -52,6 +54,7 @@ def run_session(code: Path, facts: int, scenarios: str) -> list[dict[str, Any]]:
         str(facts),
         "--scenarios",
         scenarios,
+        *(["--warm"] if warm else []),
     ]
     print(f"running {code} ...", file=sys.stderr, flush=True)
     finished = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -123,15 +126,19 @@ def main() -> None:
     parser.add_argument("--facts", type=int, default=1000, help="facts per person")
     parser.add_argument("--scenarios", default="1x20,10x10,50x4,50x4b")
     parser.add_argument("--rounds", type=int, default=1, help="base then new, this many times")
+    parser.add_argument(
+        "--warm", action="store_true", help="each person's scope searched once before timing"
+    )
     arguments = parser.parse_args()
     if not (arguments.base / "bot").is_dir():
         raise SystemExit(
             f"{arguments.base} is not a Mnemo worktree: git worktree add {arguments.base} 3844196"
         )
-    base_runs, new_runs = [], []
+    base_runs: list[list[dict[str, Any]]] = []
+    new_runs: list[list[dict[str, Any]]] = []
     for _ in range(arguments.rounds):
-        base_runs.append(run_session(arguments.base, arguments.facts, arguments.scenarios))
-        new_runs.append(run_session(REPOSITORY, arguments.facts, arguments.scenarios))
+        for runs, code in ((base_runs, arguments.base), (new_runs, REPOSITORY)):
+            runs.append(run_session(code, arguments.facts, arguments.scenarios, arguments.warm))
     print_table(median_of(base_runs), median_of(new_runs))
     print()
     print_time_table(base_runs[-1], new_runs[-1])
