@@ -1,7 +1,7 @@
 """The bot's own time under load: N people sending M messages at once through the core.
 
     .venv/bin/python -m benchmarks.load [--base /work/base-load] [--facts 1000]
-        [--scenarios 1x20,10x10,50x4,50x4b] [--rounds 1] [--warm]
+        [--scenarios 1x20,10x10,50x4,50x4b] [--rounds 1] [--warm] [--background-calls N]
 
 Each scenario ``NxM`` has N people at once send M messages each, one after another (each
 waits for its answer, as people chat; ``NxMb``: all N x M messages at once, a burst) through
@@ -18,6 +18,8 @@ shows both and their ratio: the machine is shared and noisy, so only numbers fro
 run are compared. The load average (1 minute) before each scenario is printed beside it.
 ``--warm``: each person's scope is searched once before the timed scenarios, so that neither
 version's first replies load scopes into memory (the base warms them at start itself).
+``--background-calls N``: memory work's model calls at once for the code that has the
+setting (0e8e50a sends up to four; today's default is one, for a one-slot model server).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ COLUMNS = (
 CHECKS = ("misplaced_facts", "missing_facts", "queued_after_drain", "locked_errors")
 
 
-def run_session(code: Path, facts: int, scenarios: str, warm: bool) -> list[dict[str, Any]]:
+def run_session(code: Path, facts: int, scenarios: str, options: list[str]) -> list[dict[str, Any]]:
     command = [
         sys.executable,
         str(SESSION),
@@ -54,7 +56,7 @@ def run_session(code: Path, facts: int, scenarios: str, warm: bool) -> list[dict
         str(facts),
         "--scenarios",
         scenarios,
-        *(["--warm"] if warm else []),
+        *options,
     ]
     print(f"running {code} ...", file=sys.stderr, flush=True)
     finished = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -129,6 +131,9 @@ def main() -> None:
     parser.add_argument(
         "--warm", action="store_true", help="each person's scope searched once before timing"
     )
+    parser.add_argument(
+        "--background-calls", type=int, default=None, help="llm.background_calls (new code)"
+    )
     arguments = parser.parse_args()
     if not (arguments.base / "bot").is_dir():
         raise SystemExit(
@@ -136,9 +141,12 @@ def main() -> None:
         )
     base_runs: list[list[dict[str, Any]]] = []
     new_runs: list[list[dict[str, Any]]] = []
+    options = ["--warm"] if arguments.warm else []
+    if arguments.background_calls is not None:
+        options += ["--background-calls", str(arguments.background_calls)]
     for _ in range(arguments.rounds):
         for runs, code in ((base_runs, arguments.base), (new_runs, REPOSITORY)):
-            runs.append(run_session(code, arguments.facts, arguments.scenarios, arguments.warm))
+            runs.append(run_session(code, arguments.facts, arguments.scenarios, options))
     print_table(median_of(base_runs), median_of(new_runs))
     print()
     print_time_table(base_runs[-1], new_runs[-1])

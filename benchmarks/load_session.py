@@ -480,25 +480,29 @@ class Session:
         )
 
 
-def session_config(data_dir: Path) -> Any:
+def session_config(data_dir: Path, background_calls: int | None = None) -> Any:
     """The benchmark's config: the offline model, no reranker, no rate limit (a ``Config`` of
-    the code under test, imported here after :func:`put_code_first`)."""
-    from bot.config import Config
+    the code under test, imported here after :func:`put_code_first`); ``background_calls``
+    where the code has that setting (0e8e50a sent up to four at once, always)."""
+    from bot.config import Config, LLMSettings
 
-    return Config.model_validate(
-        {
-            "storage": {"data_dir": str(data_dir)},
-            "embedding": {"model_path": str(MODEL_DIRECTORY)},
-            "memory": {"reranker_model": ""},
-            "chat": {"rate_limit_per_minute": 1_000_000},
-        }
-    )
+    settings: dict[str, Any] = {
+        "storage": {"data_dir": str(data_dir)},
+        "embedding": {"model_path": str(MODEL_DIRECTORY)},
+        "memory": {"reranker_model": ""},
+        "chat": {"rate_limit_per_minute": 1_000_000},
+    }
+    if background_calls is not None and "background_calls" in LLMSettings.model_fields:
+        settings["llm"] = {"background_calls": background_calls}
+    return Config.model_validate(settings)
 
 
-async def open_session(data_dir: Path, model: InstantModel) -> Session:
+async def open_session(
+    data_dir: Path, model: InstantModel, background_calls: int | None = None
+) -> Session:
     from bot.app import build_application
 
-    config = session_config(data_dir)
+    config = session_config(data_dir, background_calls)
     # The embedder as each version builds it from the config (its own defaults).
     application = await build_application(config, llm=model)
     database = Path(config.storage.database_path)
@@ -534,12 +538,13 @@ async def measure(
     fact_count: int,
     profile: Path | None,
     warm: bool = False,
+    background_calls: int | None = None,
 ) -> dict[str, Any]:
     locked = LockedErrors()
     logging.getLogger().addHandler(locked)
     model = InstantModel()
     with tempfile.TemporaryDirectory() as directory:
-        session = await open_session(Path(directory) / "data", model)
+        session = await open_session(Path(directory) / "data", model, background_calls)
         try:
             started = time.perf_counter()
             await session.fill(people, fact_count)
@@ -579,13 +584,21 @@ def main() -> None:
     parser.add_argument(
         "--warm", action="store_true", help="search each person's scope once before timing"
     )
+    parser.add_argument("--background-calls", type=int, default=None, help="llm.background_calls")
     arguments = parser.parse_args()
     put_code_first(arguments.code.resolve())
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     scenarios = [Scenario.parse(text) for text in arguments.scenarios.split(",")]
     people = max(scenario.people for scenario in scenarios)
     report = asyncio.run(
-        measure(scenarios, people, arguments.facts, arguments.profile, arguments.warm)
+        measure(
+            scenarios,
+            people,
+            arguments.facts,
+            arguments.profile,
+            arguments.warm,
+            arguments.background_calls,
+        )
     )
     print(json.dumps(report))
 
