@@ -29,9 +29,10 @@ JOURNAL_SIZE_LIMIT_BYTES = 4 * 2**20
 LOG_WAIT_SECONDS = 2.0
 POSTGRES_DISK_FULL = "53100"
 POSTGRES_LOCK_TIMEOUT = "55P03"
-# SQLite connections kept open: fifty people at once use more than SQLAlchemy's five, and each
-# one opened anew costs a thread, the pragmas and SQLite reading the schema again.
-SQLITE_POOL_SIZE = 20
+# SQLite connections, all kept open (no overflow): fifty people at once use more than
+# SQLAlchemy's five, and each one opened anew costs a thread, the pragmas (each a trip through
+# the busy event loop) and SQLite reading the schema again.
+SQLITE_POOL_SIZE = 30
 # Store transactions sharing one commit, at most: a reply in the first waits for the others.
 COMMIT_MEMBERS = 32
 BEGIN_IMMEDIATE = text("BEGIN IMMEDIATE")
@@ -111,7 +112,7 @@ def create_engine_for(url: URL, *, read_only: bool = False) -> AsyncEngine:
             engine = create_async_engine(read_only_sqlite_url(str(url.database)))
             event.listen(engine.sync_engine, "connect", _set_read_only_pragmas)
             return engine
-        engine = create_async_engine(url, pool_size=SQLITE_POOL_SIZE)
+        engine = create_async_engine(url, pool_size=SQLITE_POOL_SIZE, max_overflow=0)
         event.listen(engine.sync_engine, "connect", _set_sqlite_pragmas)
         return engine
     if url.get_backend_name() == "postgresql":
