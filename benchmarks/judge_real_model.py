@@ -128,18 +128,18 @@ def outcome(labelled: LabelledPair, decision: MergeDecision) -> str:
 
 
 async def judge_all(
-    model: LanguageModel, pairs: Sequence[LabelledPair]
+    model: LanguageModel, pairs: Sequence[LabelledPair], batch: int = BATCH
 ) -> tuple[dict[str, Counter[str]], list[float]]:
     tallies: dict[str, Counter[str]] = {group: Counter() for group in EXPECTED}
     seconds = []
-    for start in range(0, len(pairs), BATCH):
-        labelled = pairs[start : start + BATCH]
+    for start in range(0, len(pairs), batch):
+        labelled = pairs[start : start + batch]
         shown = [candidate(start + n, pair) for n, pair in enumerate(labelled)]
         began = time.perf_counter()
         try:
             response = await judge_batch(model, shown)
         except JudgeReplyInvalid as error:
-            print(f"  batch {start // BATCH}: unusable answer ({error})")
+            print(f"  batch {start // batch}: unusable answer ({error})")
             for pair in labelled:
                 tallies[pair.group]["unusable"] += 1
             continue
@@ -172,6 +172,7 @@ def main() -> None:
     parser = server_arguments(__doc__ or "")
     parser.add_argument("--record", type=Path, help="write the raw answers to this file")
     parser.add_argument("--replay", type=Path, help="score the answers recorded in this file")
+    parser.add_argument("--batch", type=int, default=BATCH, help="pairs per call")
     arguments = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     pairs = load_pairs(default_pairs_path())
@@ -179,7 +180,7 @@ def main() -> None:
     served = OpenAILanguageModel(arguments.model, base_url=arguments.base_url, timeout=900)
     model: LanguageModel = replayed(arguments.replay) if arguments.replay else served
     recording = RecordingModel(model)
-    tallies, seconds = asyncio.run(judge_all(recording, pairs))
+    tallies, seconds = asyncio.run(judge_all(recording, pairs, arguments.batch))
     if arguments.record:
         lines = [json.dumps(answer, ensure_ascii=False) for answer in recording.answers]
         arguments.record.write_text("\n".join(lines) + "\n", encoding="utf-8")
