@@ -57,9 +57,11 @@ TOLD = datetime(2026, 11, 1, tzinfo=UTC)
 
 @dataclass
 class RecordingModel:
-    """Forwards every call to ``model`` and keeps its raw answer (or that it was cut)."""
+    """Forwards every call to ``model`` and keeps its raw answer (or that it was cut),
+    appended to ``path`` as it comes, so a run stopped midway keeps what it had."""
 
     model: LanguageModel
+    path: Path | None = None
     answers: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -79,10 +81,16 @@ class RecordingModel:
                 messages, kind=kind, json_schema=json_schema, temperature=temperature
             )
         except AnswerCut as cut:
-            self.answers.append({"cut": cut.budget, "text": cut.text})
+            self.keep({"cut": cut.budget, "text": cut.text})
             raise
-        self.answers.append({"text": reply})
+        self.keep({"text": reply})
         return reply
+
+    def keep(self, answer: dict[str, Any]) -> None:
+        self.answers.append(answer)
+        if self.path is not None:
+            with self.path.open("a", encoding="utf-8") as file:
+                file.write(json.dumps(answer, ensure_ascii=False) + "\n")
 
     async def aclose(self) -> None:
         await self.model.aclose()
@@ -179,11 +187,10 @@ def main() -> None:
     random.Random(0).shuffle(pairs)
     served = OpenAILanguageModel(arguments.model, base_url=arguments.base_url, timeout=900)
     model: LanguageModel = replayed(arguments.replay) if arguments.replay else served
-    recording = RecordingModel(model)
-    tallies, seconds = asyncio.run(judge_all(recording, pairs, arguments.batch))
     if arguments.record:
-        lines = [json.dumps(answer, ensure_ascii=False) for answer in recording.answers]
-        arguments.record.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        arguments.record.write_text("", encoding="utf-8")
+    recording = RecordingModel(model, arguments.record)
+    tallies, seconds = asyncio.run(judge_all(recording, pairs, arguments.batch))
     report(model.model_name, tallies, seconds)
 
 

@@ -22,6 +22,8 @@ GUARD_SURVIVOR_BY_LENGTH = "survivor_by_length"
 GUARD_DETAIL_SIDE_MISSING = "detail_side_missing"
 GUARD_NO_VERDICT = "no_verdict"
 GUARD_OTHER_PERSON = "other_person"
+GUARD_TWO_THINGS = "two_things"
+GUARD_BOTH_STILL_TRUE = "both_still_true"
 
 
 class Verdict(StrEnum):
@@ -81,6 +83,12 @@ def decide(pair: CandidatePair, judgement: PairJudgement | None) -> MergeDecisio
     if about_other_people(pair.newer.text, pair.older.text):
         # "I drive a Toyota" / "My wife drives a Toyota": two people, never one fact.
         return MergeDecision(pair, Verdict.DIFFERENT, None, *raw, GUARD_OTHER_PERSON)
+    if not judgement.same_thing:
+        # The model's own first answer: two things, so no verdict may make them one.
+        return MergeDecision(pair, Verdict.DIFFERENT, None, *raw, GUARD_TWO_THINGS)
+    if verdict is Verdict.REPLACES and judgement.both_true:
+        # A replacement means A is no longer true; the model said it still is.
+        return MergeDecision(pair, Verdict.DIFFERENT, None, *raw, GUARD_BOTH_STILL_TRUE)
     if verdict is Verdict.REPLACES:
         # A is older by construction, so the newer value B survives.
         return MergeDecision(pair, verdict, "B", *raw, None)

@@ -28,18 +28,22 @@ PAIR = CandidatePair(SHORT, LONG, 0.8)
 
 
 def test_same_with_a_side_keeps_that_side() -> None:
-    decision = decide(PAIR, PairJudgement(pair=1, verdict="same", keep="B"))
+    decision = decide(
+        PAIR, PairJudgement(pair=1, same_thing=True, both_true=True, verdict="same", keep="B")
+    )
     assert (decision.survivor, decision.retired, decision.guard) == (LONG, SHORT, None)
     assert decision.retired_status is FactStatus.MERGED
 
 
 def test_same_without_a_side_keeps_the_longer_text_and_says_so() -> None:
-    decision = decide(PAIR, PairJudgement(pair=1, verdict="same"))
+    decision = decide(PAIR, PairJudgement(pair=1, same_thing=True, both_true=True, verdict="same"))
     assert (decision.survivor, decision.guard) == (LONG, "survivor_by_length")
 
 
 def test_adds_detail_without_a_side_merges_nothing() -> None:
-    decision = decide(PAIR, PairJudgement(pair=1, verdict="adds_detail"))
+    decision = decide(
+        PAIR, PairJudgement(pair=1, same_thing=True, both_true=True, verdict="adds_detail")
+    )
     assert decision.verdict is Verdict.DIFFERENT
     assert (decision.retired, decision.guard) == (None, "detail_side_missing")
     assert decision.proposed_verdict == "adds_detail"
@@ -50,7 +54,7 @@ def test_facts_about_two_people_are_never_merged(verdict: str) -> None:
     # What both real models answered for this pair of the shipped pairs file.
     mine = fact(20, "I drive a Toyota Corolla", 1)
     wifes = fact(21, "My wife drives a Toyota Corolla", 2)
-    judged = PairJudgement(pair=1, verdict=verdict, keep="B")
+    judged = PairJudgement(pair=1, same_thing=True, both_true=False, verdict=verdict, keep="B")
     decision = decide(CandidatePair(mine, wifes, 0.83), judged)
     assert (decision.verdict, decision.retired, decision.guard) == (
         Verdict.DIFFERENT,
@@ -61,7 +65,9 @@ def test_facts_about_two_people_are_never_merged(verdict: str) -> None:
 
 
 def test_replaces_always_keeps_the_newer_and_supersedes() -> None:
-    decision = decide(PAIR, PairJudgement(pair=1, verdict="replaces", keep="A"))
+    decision = decide(
+        PAIR, PairJudgement(pair=1, same_thing=True, both_true=False, verdict="replaces", keep="A")
+    )
     assert (decision.survivor, decision.retired) == (LONG, SHORT)
     assert decision.retired_status is FactStatus.SUPERSEDED
     assert decision.proposed_keep == "A"
