@@ -6,8 +6,8 @@ as consolidation sends them, and what the code then does with each verdict.
         --model qwen2.5-coder-1.5b-instruct
 
 The pairs are `memory/calibration/pairs.csv` (138 pairs in six languages, each labelled with
-its relation), shuffled with a fixed seed and sent ten to a call (consolidation's batch size)
-through :func:`memory.consolidation.judge.judge_batch` and
+its relation), shuffled with a fixed seed and sent as consolidation sends them (one pair a
+call; ``--batch`` for more) through :func:`memory.consolidation.judge.judge_batch` and
 :func:`memory.consolidation.decisions.decisions_for_batch`, so the guards apply as they do in
 a run. Counted per relation: the code's decision was right; a wrong merge (two facts became
 one, or one was retired: a memory lost); a merge that kept the side without the detail. In a
@@ -37,12 +37,13 @@ from memory.calibration.pairs import LabelledPair, default_pairs_path, load_pair
 from memory.consolidation.decisions import MergeDecision, Verdict, decisions_for_batch
 from memory.consolidation.judge import JudgeReplyInvalid, judge_batch
 from memory.consolidation.pairs import CandidatePair
+from memory.consolidation.run import ConsolidationSettings
 from memory.llm.base import AnswerCut, CallKind, ChatMessage, LanguageModel
 from memory.llm.openai_backend import OpenAILanguageModel
 from memory.llm.scripted import ScriptedLanguageModel
 from memory.records import Fact, FactSource, FactStatus
 
-BATCH = 10
+BATCH = ConsolidationSettings(candidate_threshold=0.0).batch_size
 # The verdict the code must reach for each relation of the pairs file.
 EXPECTED = {
     "same": Verdict.SAME,

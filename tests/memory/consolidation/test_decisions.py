@@ -120,3 +120,35 @@ def test_the_prompt_numbers_pairs_and_dates_both_sides() -> None:
         messages[1].content
     )
     assert "Pair 2\n" in messages[1].content
+
+
+@pytest.mark.parametrize("verdict", ["different", "same", "adds_detail"])
+def test_a_fact_that_says_the_older_one_stopped_replaces_it(verdict: str) -> None:
+    # The 1.5B model, asked about this pair of the shipped pairs file alone, answered "different".
+    older, newer = fact(30, "Ich trinke Kaffee", 1), fact(31, "Ich trinke keinen Kaffee mehr", 2)
+    judged = PairJudgement(pair=1, same_thing=False, both_true=False, verdict=verdict)
+    decision = decide(CandidatePair(older, newer, 0.8), judged)
+    assert (decision.verdict, decision.survivor, decision.retired, decision.guard) == (
+        Verdict.REPLACES,
+        newer,
+        older,
+        "ended",
+    )
+    assert decision.proposed_verdict == verdict
+
+
+def test_a_stop_said_of_someone_else_replaces_nothing() -> None:
+    mine, hers = fact(32, "I play chess", 1), fact(33, "My sister no longer plays chess", 2)
+    judged = PairJudgement(pair=1, same_thing=True, both_true=False, verdict="different")
+    assert decide(CandidatePair(mine, hers, 0.7), judged).retired is None
+
+
+def test_a_replacement_the_model_says_leaves_both_true_retires_nothing() -> None:
+    older, newer = fact(40, "I'm allergic to peanuts", 1), fact(41, "I'm allergic to cats", 2)
+    judged = PairJudgement(pair=1, same_thing=True, both_true=True, verdict="replaces")
+    decision = decide(CandidatePair(older, newer, 0.66), judged)
+    assert (decision.verdict, decision.retired, decision.guard) == (
+        Verdict.DIFFERENT,
+        None,
+        "both_still_true",
+    )
