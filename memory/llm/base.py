@@ -43,14 +43,13 @@ class CallKind(StrEnum):
 @dataclass(frozen=True, slots=True)
 class TokenBudgets:
     """The most tokens generated per call kind: room for many facts (about 30 tokens a
-    fact, 15 a decision) or ten judged pairs (up to about 70 tokens a pair, indented); a
-    reply of 1,024 tokens is some 700 words."""
+    fact, 15 a decision) or ten judged pairs; a reply of 1,024 tokens is some 700 words."""
 
     reply: int = 1024
     extraction: int = 512
     decision: int = 384
     search_decision: int = 192
-    judge: int = 1024
+    judge: int = 640
 
     def for_kind(self, kind: CallKind) -> int:
         budget: int = getattr(self, kind.value)
