@@ -6,33 +6,44 @@ as consolidation sends them, and what the code then does with each verdict.
         --model qwen2.5-coder-1.5b-instruct
 
 The pairs are `memory/calibration/pairs.csv` (138 pairs in six languages, each labelled with
-its relation), shuffled with a fixed seed and sent ten to a call (consolidation's batch size)
-through :func:`memory.consolidation.judge.judge_batch` and
+its relation), shuffled with a fixed seed and sent as consolidation sends them (one pair a
+call; ``--batch`` for more) through :func:`memory.consolidation.judge.judge_batch` and
 :func:`memory.consolidation.decisions.decisions_for_batch`, so the guards apply as they do in
 a run. Counted per relation: the code's decision was right; a wrong merge (two facts became
 one, or one was retired: a memory lost); a merge that kept the side without the detail. In a
 real run only pairs above the candidate threshold reach the judge; all are sent here.
+
+``--record FILE`` keeps the model's raw answers (one JSON line per call); ``--replay FILE``
+scores them again without a server, so a change to the code's guards is measured on the same
+answers (a change to the prompt needs the model again).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
 
 from benchmarks.real_model import server_arguments
 from memory.calibration.pairs import LabelledPair, default_pairs_path, load_pairs
 from memory.consolidation.decisions import MergeDecision, Verdict, decisions_for_batch
 from memory.consolidation.judge import JudgeReplyInvalid, judge_batch
 from memory.consolidation.pairs import CandidatePair
+from memory.consolidation.run import ConsolidationSettings
+from memory.llm.base import AnswerCut, CallKind, ChatMessage, LanguageModel
 from memory.llm.openai_backend import OpenAILanguageModel
+from memory.llm.scripted import ScriptedLanguageModel
 from memory.records import Fact, FactSource, FactStatus
 
-BATCH = 10
+BATCH = ConsolidationSettings(candidate_threshold=0.0).batch_size
 # The verdict the code must reach for each relation of the pairs file.
 EXPECTED = {
     "same": Verdict.SAME,
@@ -43,6 +54,59 @@ EXPECTED = {
     "unrelated": Verdict.DIFFERENT,
 }
 TOLD = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+@dataclass
+class RecordingModel:
+    """Forwards every call to ``model`` and keeps its raw answer (or that it was cut),
+    appended to ``path`` as it comes, so a run stopped midway keeps what it had."""
+
+    model: LanguageModel
+    path: Path | None = None
+    answers: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def model_name(self) -> str:
+        return self.model.model_name
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        kind: CallKind = CallKind.REPLY,
+        json_schema: Mapping[str, Any] | None = None,
+        temperature: float | None = None,
+    ) -> str:
+        try:
+            reply = await self.model.complete(
+                messages, kind=kind, json_schema=json_schema, temperature=temperature
+            )
+        except AnswerCut as cut:
+            self.keep({"cut": cut.budget, "text": cut.text})
+            raise
+        self.keep({"text": reply})
+        return reply
+
+    def keep(self, answer: dict[str, Any]) -> None:
+        self.answers.append(answer)
+        if self.path is not None:
+            with self.path.open("a", encoding="utf-8") as file:
+                file.write(json.dumps(answer, ensure_ascii=False) + "\n")
+
+    async def aclose(self) -> None:
+        await self.model.aclose()
+
+
+def replayed(path: Path) -> ScriptedLanguageModel:
+    """A model that gives the answers recorded in ``path`` again, in order."""
+    steps: list[Any] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        answer = json.loads(line)
+        cut = answer.get("cut")
+        steps.append(
+            answer["text"] if cut is None else AnswerCut(CallKind.JUDGE, cut, answer["text"])
+        )
+    return ScriptedLanguageModel(steps, name=f"replay of {path.name}")
 
 
 def fact(number: int, text: str, told: datetime) -> Fact:
@@ -73,18 +137,18 @@ def outcome(labelled: LabelledPair, decision: MergeDecision) -> str:
 
 
 async def judge_all(
-    model: OpenAILanguageModel, pairs: Sequence[LabelledPair]
+    model: LanguageModel, pairs: Sequence[LabelledPair], batch: int = BATCH
 ) -> tuple[dict[str, Counter[str]], list[float]]:
     tallies: dict[str, Counter[str]] = {group: Counter() for group in EXPECTED}
     seconds = []
-    for start in range(0, len(pairs), BATCH):
-        labelled = pairs[start : start + BATCH]
+    for start in range(0, len(pairs), batch):
+        labelled = pairs[start : start + batch]
         shown = [candidate(start + n, pair) for n, pair in enumerate(labelled)]
         began = time.perf_counter()
         try:
             response = await judge_batch(model, shown)
         except JudgeReplyInvalid as error:
-            print(f"  batch {start // BATCH}: unusable answer ({error})")
+            print(f"  batch {start // batch}: unusable answer ({error})")
             for pair in labelled:
                 tallies[pair.group]["unusable"] += 1
             continue
@@ -115,13 +179,20 @@ def report(model: str, tallies: dict[str, Counter[str]], seconds: list[float]) -
 
 def main() -> None:
     parser = server_arguments(__doc__ or "")
+    parser.add_argument("--record", type=Path, help="write the raw answers to this file")
+    parser.add_argument("--replay", type=Path, help="score the answers recorded in this file")
+    parser.add_argument("--batch", type=int, default=BATCH, help="pairs per call")
     arguments = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     pairs = load_pairs(default_pairs_path())
     random.Random(0).shuffle(pairs)
-    model = OpenAILanguageModel(arguments.model, base_url=arguments.base_url, timeout=900)
-    tallies, seconds = asyncio.run(judge_all(model, pairs))
-    report(arguments.model, tallies, seconds)
+    served = OpenAILanguageModel(arguments.model, base_url=arguments.base_url, timeout=900)
+    model: LanguageModel = replayed(arguments.replay) if arguments.replay else served
+    if arguments.record:
+        arguments.record.write_text("", encoding="utf-8")
+    recording = RecordingModel(model, arguments.record)
+    tallies, seconds = asyncio.run(judge_all(recording, pairs, arguments.batch))
+    report(model.model_name, tallies, seconds)
 
 
 if __name__ == "__main__":

@@ -8,12 +8,13 @@ from benchmarks.judge_real_model import candidate, outcome
 from memory.calibration.pairs import LabelledPair
 from memory.consolidation.decisions import decide
 from memory.consolidation.judge_prompt import PairJudgement
+from tests.memory.consolidation.helpers import judged
 
 
 def scored(group: str, first: str, second: str, verdict: str, keep: str | None) -> str:
     pair = LabelledPair(group, "en", first, second, line=2)
-    judged = PairJudgement.model_validate({"pair": 1, "verdict": verdict, "keep": keep})
-    return outcome(pair, decide(candidate(0, pair), judged))
+    judgement = PairJudgement.model_validate(judged(1, verdict, keep))
+    return outcome(pair, decide(candidate(0, pair), judgement))
 
 
 @pytest.mark.parametrize(

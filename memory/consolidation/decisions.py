@@ -12,6 +12,7 @@ from typing import Literal
 from memory.consolidation.judge_prompt import JudgeResponse, PairJudgement
 from memory.consolidation.pairs import CandidatePair
 from memory.records import Fact, FactStatus
+from memory.write.negation import ends
 from memory.write.normalise import normalise_text
 from memory.write.relations import about_other_people
 
@@ -22,6 +23,8 @@ GUARD_SURVIVOR_BY_LENGTH = "survivor_by_length"
 GUARD_DETAIL_SIDE_MISSING = "detail_side_missing"
 GUARD_NO_VERDICT = "no_verdict"
 GUARD_OTHER_PERSON = "other_person"
+GUARD_BOTH_STILL_TRUE = "both_still_true"
+GUARD_ENDED = "ended"
 
 
 class Verdict(StrEnum):
@@ -70,17 +73,31 @@ def longer_side(pair: CandidatePair) -> Side:
     return "B" if len(pair.newer.text) > len(pair.older.text) else "A"
 
 
+def ended(pair: CandidatePair) -> bool:
+    """Whether the newer fact only says that the older one stopped, about the same people."""
+    newer, older = pair.newer.text, pair.older.text
+    return ends(newer, older) and not about_other_people(newer, older)
+
+
 def decide(pair: CandidatePair, judgement: PairJudgement | None) -> MergeDecision:
     """The code's decision for one shown pair given the model's judgement of it (or none)."""
     if judgement is None:
         return MergeDecision(pair, Verdict.DIFFERENT, None, None, None, GUARD_NO_VERDICT)
     verdict = Verdict(judgement.verdict)
     raw = (judgement.verdict, judgement.keep)
+    if ended(pair):
+        # "I no longer play chess" after "I play chess": the write path's DELETE of it,
+        # whatever the model called the pair; the newer fact says when it stopped being so.
+        guard = None if verdict is Verdict.REPLACES else GUARD_ENDED
+        return MergeDecision(pair, Verdict.REPLACES, "B", *raw, guard)
     if verdict is Verdict.DIFFERENT:
         return MergeDecision(pair, verdict, None, *raw, None)
     if about_other_people(pair.newer.text, pair.older.text):
         # "I drive a Toyota" / "My wife drives a Toyota": two people, never one fact.
         return MergeDecision(pair, Verdict.DIFFERENT, None, *raw, GUARD_OTHER_PERSON)
+    if verdict is Verdict.REPLACES and judgement.both_true:
+        # A replacement means A is no longer true; the model said it still is.
+        return MergeDecision(pair, Verdict.DIFFERENT, None, *raw, GUARD_BOTH_STILL_TRUE)
     if verdict is Verdict.REPLACES:
         # A is older by construction, so the newer value B survives.
         return MergeDecision(pair, verdict, "B", *raw, None)

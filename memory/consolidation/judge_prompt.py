@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memory.llm.base import ChatMessage
 
-PROMPT_VERSION = "consolidation-judge/1"
+PROMPT_VERSION = "consolidation-judge/2"
 
 VerdictName = Literal["same", "replaces", "adds_detail", "different"]
 
@@ -22,6 +22,10 @@ class PairJudgement(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     pair: int = Field(description="the pair's number as shown (1..k)")
+    same_thing: bool = Field(
+        description="A and B tell about the same thing of the person's life (not two things)"
+    )
+    both_true: bool = Field(description="A and B can both be true today")
     verdict: VerdictName = Field(
         description=(
             "same: both say the same thing; replaces: B is a newer value that makes A no "
@@ -41,19 +45,24 @@ class JudgeResponse(BaseModel):
 
 
 SYSTEM_PROMPT = """\
-You tidy up a person's long-term memory. Each numbered pair holds two facts about the same \
-person, A told earlier and B told later. For every pair decide:
+You tidy up a person's long-term memory. Each numbered pair holds two facts the person told, \
+A earlier and B later. For every pair first answer two questions:
+- "same_thing": true if A and B tell about the same thing of the person's life (the same \
+attribute, habit, possession or relationship), false if they tell about two different \
+things, or about different people.
+- "both_true": true if A and B can both be true today, false if B means that A is no \
+longer true.
+Then decide the "verdict":
 - "same": A and B state the same fact in different words.
 - "replaces": B is a newer value of the same thing and A is no longer true \
-(a new age, a new city, a changed preference).
+(a new age, a new city, a changed preference, something the person stopped).
 - "adds_detail": both state the same fact, but one adds detail (a name, a reason, a date); \
 set "keep" to the side with the detail.
-- "different": two separate facts, even if the words are similar, for example about \
-different people ("I drive a Toyota" / "My wife drives a Toyota") or different things.
+- "different": two separate facts, even if the words are similar.
 For "same" also set "keep" to the side with more information. When unsure, answer \
 "different": a wrong merge loses a memory, a missed one costs nothing.
 Answer in JSON: an object whose "verdicts" list has one entry per pair, with "pair" (the \
-pair's number), "verdict", and "keep" ("A", "B", or null)."""
+pair's number), "same_thing", "both_true", "verdict", and "keep" ("A", "B", or null)."""
 
 
 def _day(moment: datetime) -> str:

@@ -42,7 +42,8 @@ class ConsolidationSettings:
 
     candidate_threshold: float
     neighbours: int = 5
-    batch_size: int = 10
+    # One pair a call: a small model shown ten answers the first pair's verdict for all.
+    batch_size: int = 1
 
 
 @dataclass

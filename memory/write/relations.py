@@ -30,20 +30,30 @@ LISTED = """
     папа папы папе родители родителей сын сына сыну дочь дочери дети детей друг друга
     другу подруга подруги подруге коллега коллеги начальник начальника сосед соседа
     соседка бабушка бабушки дедушка дедушки тётя тетя дядя
+    esposa marido namorada namorado irmã irmãs irmão irmãos mãe pai pais filho filha filhos
+    amigo amiga amigos colega chefe vizinho vizinha avó avô tia tio primo prima sobrinho
+    sobrinha
+    vrouw echtgenoot echtgenote vriendin vriend vrienden zus zussen broer broers moeder
+    vader ouders zoon zonen dochter dochters kinderen collega baas buurman buurvrouw oma
+    opa tante oom neef
 """
 WORDS = frozenset(LISTED.split())
-# Japanese writes no spaces between words: these are found inside the text.
+# Japanese and Chinese write no spaces between words: these are found inside the text.
 JAPANESE_LISTED = (
     "妻 旦那 主人 彼女 彼氏 姉 妹 兄 弟 母 父 両親 息子 娘 子供 友達 友人 同僚 上司 隣人 祖母 祖父"
 )
-JAPANESE = tuple(JAPANESE_LISTED.split())
+CHINESE_LISTED = (
+    "妻子 老婆 丈夫 老公 女朋友 男朋友 姐姐 妹妹 哥哥 弟弟 妈妈 母亲 爸爸 父亲 父母 儿子 女儿 "
+    "孩子 朋友 同事 老板 邻居 奶奶 爷爷 外婆 外公 叔叔 阿姨 舅舅 姑姑"
+)
+INSIDE = tuple(JAPANESE_LISTED.split()) + tuple(CHINESE_LISTED.split())
 WORD = re.compile(r"[\w'’-]+")
 
 
 def relations(text: str) -> frozenset[str]:
     """The relation words of ``text`` ("my sister's dog" -> {"sister"})."""
     words = {word.removesuffix("'s").removesuffix("’s") for word in WORD.findall(text.lower())}
-    return frozenset((words & WORDS) | {word for word in JAPANESE if word in text})
+    return frozenset((words & WORDS) | {word for word in INSIDE if word in text})
 
 
 def about_other_people(new: str, known: str) -> bool:

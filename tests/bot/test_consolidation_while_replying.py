@@ -28,7 +28,7 @@ from memory.recall import FastEmbedReranker
 from memory.records import NewFact
 from memory.scope import Scope
 from tests.bot.core.harness import START, ScriptedMind, make_config
-from tests.memory.consolidation.helpers import shown_pairs
+from tests.memory.consolidation.helpers import judged, shown_pairs
 
 LARGE_SCOPE = 600
 ALICE = Scope("matrix:@alice:example.org", "matrix:dm")
@@ -43,9 +43,7 @@ class Mind:
     def __call__(self, messages: Sequence[ChatMessage]) -> str:
         if messages[0].content == JUDGE_PROMPT:
             pairs = shown_pairs(messages)
-            return json.dumps(
-                {"verdicts": [{"pair": n, "verdict": "different"} for n, _, _ in pairs]}
-            )
+            return json.dumps({"verdicts": [judged(n, "different") for n, _, _ in pairs]})
         return self.chat(messages)
 
 

@@ -63,6 +63,17 @@ def shown_pairs(messages: Sequence[ChatMessage]) -> list[tuple[int, str, str]]:
     ]
 
 
+def judged(number: int, verdict: str, keep: str | None = None) -> dict[str, object]:
+    """One verdict as a consistent model writes it: the two questions first, then the verdict."""
+    return {
+        "pair": number,
+        "same_thing": verdict != "different",
+        "both_true": verdict != "replaces",
+        "verdict": verdict,
+        "keep": keep,
+    }
+
+
 class GoodJudge:
     """Answers for known pairs of texts: {(text A, text B): (verdict, keep)}."""
 
@@ -73,5 +84,5 @@ class GoodJudge:
         verdicts = []
         for number, older, newer in shown_pairs(messages):
             verdict, keep = self.answers.get((older, newer), ("different", None))
-            verdicts.append({"pair": number, "verdict": verdict, "keep": keep})
+            verdicts.append(judged(number, verdict, keep))
         return json.dumps({"verdicts": verdicts})

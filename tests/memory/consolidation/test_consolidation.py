@@ -230,3 +230,19 @@ async def test_the_prompt_shows_small_pair_numbers_not_database_ids(
     assert [number for number, _, _ in shown_pairs(call.messages)] == [1]
     assert call.json_schema is not None and "verdicts" in json.dumps(call.json_schema)
     assert all(f"id {fact.id}" not in call.prompt_text for fact in facts)
+
+
+async def test_each_pair_is_judged_in_a_call_of_its_own(
+    store: Store, index: LanceFactIndex, embedder: Embedder
+) -> None:
+    # A small model shown several pairs copies its first verdict onto the rest.
+    await add_facts(store, index, embedder, ALICE_DM, ["I moved to Berlin", "I live in Berlin"])
+    await add_facts(
+        store, index, embedder, ALICE_DM, ["I have a dog named Rex", "My dog is called Rex"]
+    )
+    model = ScriptedLanguageModel(fallback=GoodJudge({}))
+
+    report = await consolidate(store, index, embedder, model, SETTINGS)
+
+    assert report.pairs_proposed == len(model.calls) >= 2
+    assert all(len(shown_pairs(call.messages)) == 1 for call in model.calls)

@@ -28,18 +28,22 @@ PAIR = CandidatePair(SHORT, LONG, 0.8)
 
 
 def test_same_with_a_side_keeps_that_side() -> None:
-    decision = decide(PAIR, PairJudgement(pair=1, verdict="same", keep="B"))
+    decision = decide(
+        PAIR, PairJudgement(pair=1, same_thing=True, both_true=True, verdict="same", keep="B")
+    )
     assert (decision.survivor, decision.retired, decision.guard) == (LONG, SHORT, None)
     assert decision.retired_status is FactStatus.MERGED
 
 
 def test_same_without_a_side_keeps_the_longer_text_and_says_so() -> None:
-    decision = decide(PAIR, PairJudgement(pair=1, verdict="same"))
+    decision = decide(PAIR, PairJudgement(pair=1, same_thing=True, both_true=True, verdict="same"))
     assert (decision.survivor, decision.guard) == (LONG, "survivor_by_length")
 
 
 def test_adds_detail_without_a_side_merges_nothing() -> None:
-    decision = decide(PAIR, PairJudgement(pair=1, verdict="adds_detail"))
+    decision = decide(
+        PAIR, PairJudgement(pair=1, same_thing=True, both_true=True, verdict="adds_detail")
+    )
     assert decision.verdict is Verdict.DIFFERENT
     assert (decision.retired, decision.guard) == (None, "detail_side_missing")
     assert decision.proposed_verdict == "adds_detail"
@@ -50,7 +54,7 @@ def test_facts_about_two_people_are_never_merged(verdict: str) -> None:
     # What both real models answered for this pair of the shipped pairs file.
     mine = fact(20, "I drive a Toyota Corolla", 1)
     wifes = fact(21, "My wife drives a Toyota Corolla", 2)
-    judged = PairJudgement(pair=1, verdict=verdict, keep="B")
+    judged = PairJudgement(pair=1, same_thing=True, both_true=False, verdict=verdict, keep="B")
     decision = decide(CandidatePair(mine, wifes, 0.83), judged)
     assert (decision.verdict, decision.retired, decision.guard) == (
         Verdict.DIFFERENT,
@@ -61,7 +65,9 @@ def test_facts_about_two_people_are_never_merged(verdict: str) -> None:
 
 
 def test_replaces_always_keeps_the_newer_and_supersedes() -> None:
-    decision = decide(PAIR, PairJudgement(pair=1, verdict="replaces", keep="A"))
+    decision = decide(
+        PAIR, PairJudgement(pair=1, same_thing=True, both_true=False, verdict="replaces", keep="A")
+    )
     assert (decision.survivor, decision.retired) == (LONG, SHORT)
     assert decision.retired_status is FactStatus.SUPERSEDED
     assert decision.proposed_keep == "A"
@@ -114,3 +120,35 @@ def test_the_prompt_numbers_pairs_and_dates_both_sides() -> None:
         messages[1].content
     )
     assert "Pair 2\n" in messages[1].content
+
+
+@pytest.mark.parametrize("verdict", ["different", "same", "adds_detail"])
+def test_a_fact_that_says_the_older_one_stopped_replaces_it(verdict: str) -> None:
+    # The 1.5B model, asked about this pair of the shipped pairs file alone, answered "different".
+    older, newer = fact(30, "Ich trinke Kaffee", 1), fact(31, "Ich trinke keinen Kaffee mehr", 2)
+    judged = PairJudgement(pair=1, same_thing=False, both_true=False, verdict=verdict)
+    decision = decide(CandidatePair(older, newer, 0.8), judged)
+    assert (decision.verdict, decision.survivor, decision.retired, decision.guard) == (
+        Verdict.REPLACES,
+        newer,
+        older,
+        "ended",
+    )
+    assert decision.proposed_verdict == verdict
+
+
+def test_a_stop_said_of_someone_else_replaces_nothing() -> None:
+    mine, hers = fact(32, "I play chess", 1), fact(33, "My sister no longer plays chess", 2)
+    judged = PairJudgement(pair=1, same_thing=True, both_true=False, verdict="different")
+    assert decide(CandidatePair(mine, hers, 0.7), judged).retired is None
+
+
+def test_a_replacement_the_model_says_leaves_both_true_retires_nothing() -> None:
+    older, newer = fact(40, "I'm allergic to peanuts", 1), fact(41, "I'm allergic to cats", 2)
+    judged = PairJudgement(pair=1, same_thing=True, both_true=True, verdict="replaces")
+    decision = decide(CandidatePair(older, newer, 0.66), judged)
+    assert (decision.verdict, decision.retired, decision.guard) == (
+        Verdict.DIFFERENT,
+        None,
+        "both_still_true",
+    )

@@ -19,6 +19,7 @@ from tests.memory.consolidation.helpers import (
     SETTINGS,
     GoodJudge,
     add_facts,
+    judged,
     shown_pairs,
 )
 
@@ -26,7 +27,7 @@ from tests.memory.consolidation.helpers import (
 def always_same(messages: Sequence[ChatMessage]) -> str:
     """A wrong model: every pair it is shown, and some it was not, are "the same"."""
     numbers = [number for number, _, _ in shown_pairs(messages)] + [2, 3, 7]
-    return json.dumps({"verdicts": [{"pair": n, "verdict": "same", "keep": "A"} for n in numbers]})
+    return json.dumps({"verdicts": [judged(n, "same", "A") for n in numbers]})
 
 
 async def all_statuses(store: Store, facts: list[Fact]) -> list[FactStatus]:
@@ -88,10 +89,10 @@ async def test_verdicts_naming_pairs_that_were_not_shown_are_ignored(
     wrong = json.dumps(
         {
             "verdicts": [
-                {"pair": 1, "verdict": "different", "keep": None},
-                {"pair": 1, "verdict": "same", "keep": "A"},
-                {"pair": 2, "verdict": "same", "keep": "A"},
-                {"pair": 0, "verdict": "same", "keep": "B"},
+                judged(1, "different"),
+                judged(1, "same", "A"),
+                judged(2, "same", "A"),
+                judged(0, "same", "B"),
             ]
         }
     )
@@ -195,7 +196,9 @@ async def test_a_fact_changed_after_the_proposal_is_not_merged(
         # The person deletes one of them while the model is still judging.
         await transaction.facts.set_status(ALICE_DM, older.id, FactStatus.DELETED)
 
-    decision = decide(pair, PairJudgement(pair=1, verdict="same", keep="A"))
+    decision = decide(
+        pair, PairJudgement(pair=1, same_thing=True, both_true=True, verdict="same", keep="A")
+    )
     event = await apply_decision(store, index, decision, now=utc_now())
 
     assert event is None

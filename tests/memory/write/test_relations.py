@@ -21,6 +21,12 @@ from memory.write.relations import about_other_people, relations
         ("Я больше не курю", "Я курю", False),
         ("私の妹は東京に住んでいます", "私は京都に住んでいます", True),
         ("My new manager is Priya", "My manager is called Tom", False),
+        ("Meu tio é médico", "Meu pai é médico", True),
+        ("Mijn dochter heet Eva", "Mijn zus heet Eva", True),
+        ("Ik rook niet meer", "Ik rook", False),
+        ("Ich rauche nicht mehr", "Ich rauche", False),
+        ("我儿子叫小明", "我哥哥叫小明", True),
+        ("我不再喝咖啡了", "我喝咖啡", False),
     ],
 )
 def test_facts_about_different_people_are_told_apart(new: str, known: str, apart: bool) -> None:
