@@ -73,13 +73,28 @@ QUESTIONS = (
     Question("ja", "私の犬の名前はポチです", "私の犬の名前は何ですか？", ("ポチ",)),
     Question("ja", "私は看護師として働いています", "私の仕事は何ですか？", ("看護師",)),
 )
+# Facts and questions worded as people write them, not tuned against: `--held-out`.
+HELD_OUT = (
+    Question("en", "I'm allergic to peanuts", "Do you remember what I'm allergic to?", ("peanut",)),
+    Question("en", "My sister lives in Boston", "where does my sister live again?", ("boston",)),
+    Question("de", "Ich fahre einen roten Golf", "Was für ein Auto fahre ich?", ("golf",)),
+    Question("de", "Meine Tochter heißt Mia", "Weißt du noch, wie meine Tochter heißt?", ("mia",)),
+    Question("fr", "Je travaille chez Airbus", "Tu te souviens où je travaille ?", ("airbus",)),
+    Question("fr", "Ma sœur s'appelle Léa", "Comment s'appelle ma sœur déjà ?", ("léa",)),
+    Question("es", "Mi hija se llama Lucía", "¿Te acuerdas de cómo se llama mi hija?", ("lucía",)),
+    Question("es", "Tengo dos gatos", "¿Cuántos gatos tengo?", ("gato",)),
+    Question("ru", "Я учусь в МГУ", "Где я учусь?", ("мгу",)),
+    Question("ru", "Я люблю джаз", "Какую музыку я люблю?", ("джаз",)),
+    Question("ja", "私は毎朝コーヒーを飲みます", "私は毎朝何を飲みますか？", ("コーヒー",)),
+    Question("ja", "私の趣味は釣りです", "私の趣味を覚えていますか？", ("釣り",)),
+)
 
 # First and second person singular (and the polite second person) of each language.
 FIRST = {
     "en": r"\bI\b|\bI'm\b|\b(?i:my|me|mine)\b",
     "de": r"(?i)\b(ich|mein|meine|meinen|meinem|meiner|mir|mich)\b",
     "fr": r"(?i)\b(je|mon|ma|mes|moi)\b|(?i:\bj['’])",
-    "es": r"(?i)\b(yo|mi|mis|me|toco|vivo|trabajo)\b",
+    "es": r"(?i)\b(yo|mi|mis|me|toco|vivo|trabajo|tengo)\b",
     "ru": r"(?i)\b(я|мой|моя|моё|мою|мои|мне|меня|мной)\b",
     "ja": r"私|僕|俺",
 }
@@ -87,7 +102,7 @@ SECOND = {
     "en": r"(?i)\b(you|your|yours|you're)\b",
     "de": r"(?i)\b(du|dein|deine|deinen|deinem|deiner|dir|dich)\b",
     "fr": r"(?i)\b(tu|ton|ta|tes|toi|vous|votre|vos)\b|(?i:\bt['’])",
-    "es": r"(?i)\b(tú|tu|tus|te|ti|usted|vos|tocas|vives|trabajas)\b",
+    "es": r"(?i)\b(tú|tu|tus|te|ti|usted|vos|tocas|vives|trabajas|tienes)\b",
     "ru": r"(?i)\b(ты|твой|твоя|твоё|твою|твои|тебе|тебя|вы|ваш|ваша|вашу|ваши|вам|вас)\b",
     "ja": r"あなた|君|さん",
 }
@@ -130,7 +145,7 @@ async def ask(app: Application, number: int, question: Question) -> str:
     return answer.text
 
 
-async def run(base_url: str, model: str) -> None:
+async def run(base_url: str, model: str, questions: tuple[Question, ...]) -> None:
     counts: dict[str, Counter[str]] = {}
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as directory:
@@ -138,7 +153,7 @@ async def run(base_url: str, model: str) -> None:
             config(Path(directory), base_url, model), embedder=real_embedder()
         )
         try:
-            for number, question in enumerate(QUESTIONS):
+            for number, question in enumerate(questions):
                 answer = await ask(app, number, question)
                 heard = voice(answer, question)
                 counts.setdefault(question.language, Counter())[heard] += 1
@@ -147,7 +162,7 @@ async def run(base_url: str, model: str) -> None:
             await app.aclose()
     total = sum(counts.values(), Counter())
     seconds = time.perf_counter() - started
-    print(f"model {model} at {base_url}, {len(QUESTIONS)} questions, {seconds:.0f} s")
+    print(f"model {model} at {base_url}, {len(questions)} questions, {seconds:.0f} s")
     print("| language | in the person's voice | addressed to them | neither |")
     print("|---|---|---|---|")
     for language, tally in [*counts.items(), ("all", total)]:
@@ -157,9 +172,11 @@ async def run(base_url: str, model: str) -> None:
 
 def main() -> None:
     parser = server_arguments(__doc__ or "")
+    parser.add_argument("--held-out", action="store_true", help="the held-out questions instead")
     arguments = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    asyncio.run(run(arguments.base_url, arguments.model))
+    questions = HELD_OUT if arguments.held_out else QUESTIONS
+    asyncio.run(run(arguments.base_url, arguments.model, questions))
 
 
 if __name__ == "__main__":
