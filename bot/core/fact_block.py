@@ -88,9 +88,10 @@ ABOUT: dict[str, Callable[[str, str], str | None]] = {
 }
 
 
-def fact_line(fact: str, name: str, labels: Labels) -> str:
+def fact_line(fact: str, name: str, labels: Labels, message_language: str) -> str:
     # A short fact's few common words may fit two languages: the first whose rules apply.
-    for language in likely_languages(fact):
+    # One with none ("Tengo dos gatos") is likeliest in the language the person writes in.
+    for language in likely_languages(fact) or [message_language]:
         if rewritten := ABOUT[language](fact, name):
             return "- " + rewritten
     return "- " + labels.said.format(name=name, fact=fact)
@@ -98,7 +99,11 @@ def fact_line(fact: str, name: str, labels: Labels) -> str:
 
 def fact_block(name: str, facts: Sequence[str], message: str) -> list[str]:
     """The block's lines, labelled in the language of ``message``."""
-    labels = LABELS.get(guess_language(message), LABELS["en"])
+    language = guess_language(message)
+    labels = LABELS.get(language, LABELS["en"])
     if not facts:
         return [labels.nothing.format(name=name)]
-    return [labels.heading.format(name=name), *(fact_line(f, name, labels) for f in facts)]
+    return [
+        labels.heading.format(name=name),
+        *(fact_line(f, name, labels, language) for f in facts),
+    ]

@@ -15,6 +15,8 @@ import re
 WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 KANA = re.compile(r"[\u3040-\u30ff]")  # hiragana and katakana: Japanese, not Chinese
+# Spanish alone of these languages writes them: "¿Dónde vivo?" has no common word.
+SPANISH_MARKS = re.compile("[\u00bf\u00a1\u00f1\u00d1]")  # ¿ ¡ ñ Ñ
 
 COMMON_WORDS: dict[str, frozenset[str]] = {
     language: frozenset(words.split())
@@ -30,10 +32,10 @@ DEFAULT = "en"
 
 
 def likely_languages(text: str) -> list[str]:
-    """The languages ``text`` may be written in, likeliest first; English when unsure.
+    """The languages ``text`` may be written in, likeliest first; none when nothing tells.
 
-    More than one when the common words tie, as in the short "Trabajo de enfermera", whose
-    one common word is French and Spanish alike: the caller can try each one's rules.
+    More than one when the common words tie, as in the short "Estudio de noche", whose one
+    common word is French and Spanish alike: the caller can try each one's rules.
     """
     if len(CYRILLIC.findall(text)) * 2 > len(text.replace(" ", "")):
         return ["ru"]
@@ -43,10 +45,11 @@ def likely_languages(text: str) -> list[str]:
     scores = {
         language: sum(word in common for word in words) for language, common in COMMON_WORDS.items()
     }
+    scores["es"] += len(SPANISH_MARKS.findall(text))
     top = max(scores.values())
     tied = [language for language, score in scores.items() if score == top and top > 0]
     if not tied:
-        return [DEFAULT]
+        return []
     # A tie goes to the language of the first word that tells them apart: a short fact such
     # as "Ich wohne in Leipzig" has one common word of German and one of English.
     for word in words:
@@ -58,4 +61,4 @@ def likely_languages(text: str) -> list[str]:
 
 def guess_language(text: str) -> str:
     """``en``, ``de``, ``fr``, ``es``, ``it``, ``ru`` or ``ja``; English when unsure."""
-    return likely_languages(text)[0]
+    return next(iter(likely_languages(text)), DEFAULT)

@@ -32,4 +32,10 @@ def test_a_tie_goes_to_the_first_word_that_tells_the_languages_apart(
 def test_a_tie_no_word_tells_apart_leaves_every_tied_language_to_try() -> None:
     assert likely_languages("Estudio de noche") == ["fr", "es"]
     assert likely_languages("the end") == ["en"]
-    assert likely_languages("Quizás mañana") == ["en"]  # no common word at all
+    assert likely_languages("Quizás pronto") == []  # no common word at all
+    assert guess_language("Quizás pronto") == "en"
+
+
+@pytest.mark.parametrize("text", ["¿Dónde vivo?", "¡Qué frío!", "Quizás mañana"])
+def test_spanish_marks_tell_spanish_where_no_common_word_does(text: str) -> None:
+    assert likely_languages(text) == ["es"]

@@ -110,6 +110,14 @@ def test_a_fact_whose_words_fit_two_languages_gets_the_rules_that_apply() -> Non
     assert fact_block("Alice", ["Estudio de noche"], "hello")[1:] == ["- Alice estudia de noche"]
 
 
+def test_a_fact_with_no_common_word_gets_the_rules_of_the_message_language() -> None:
+    # Neither "Tengo dos gatos" nor the question has a common word; the question's "¿" tells.
+    block = fact_block("Alice", ["Tengo dos gatos"], "¿Cuántos gatos tengo?")
+    assert block == [LABELS["es"].heading.format(name="Alice"), "- Alice tiene dos gatos"]
+    # Written to in English, the same fact stays quoted: no rules are guessed for it.
+    assert fact_block("Alice", ["Tengo dos gatos"], "cats?")[1] == '- Alice said: "Tengo dos gatos"'
+
+
 def test_japanese_facts_and_labels() -> None:
     question = "私はどこに住んでいますか？"  # noqa: RUF001
     block = fact_block("Alice", ["私は大阪に住んでいます", "寿司が好きです"], question)
