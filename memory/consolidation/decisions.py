@@ -12,7 +12,7 @@ from typing import Literal
 from memory.consolidation.judge_prompt import JudgeResponse, PairJudgement
 from memory.consolidation.pairs import CandidatePair
 from memory.records import Fact, FactStatus
-from memory.write.negation import ends
+from memory.write.negation import ends_for_the_same_people
 from memory.write.normalise import normalise_text
 from memory.write.relations import about_other_people
 
@@ -73,19 +73,13 @@ def longer_side(pair: CandidatePair) -> Side:
     return "B" if len(pair.newer.text) > len(pair.older.text) else "A"
 
 
-def ended(pair: CandidatePair) -> bool:
-    """Whether the newer fact only says that the older one stopped, about the same people."""
-    newer, older = pair.newer.text, pair.older.text
-    return ends(newer, older) and not about_other_people(newer, older)
-
-
 def decide(pair: CandidatePair, judgement: PairJudgement | None) -> MergeDecision:
     """The code's decision for one shown pair given the model's judgement of it (or none)."""
     if judgement is None:
         return MergeDecision(pair, Verdict.DIFFERENT, None, None, None, GUARD_NO_VERDICT)
     verdict = Verdict(judgement.verdict)
     raw = (judgement.verdict, judgement.keep)
-    if ended(pair):
+    if ends_for_the_same_people(pair.newer.text, pair.older.text):
         # "I no longer play chess" after "I play chess": the write path's DELETE of it,
         # whatever the model called the pair; the newer fact says when it stopped being so.
         guard = None if verdict is Verdict.REPLACES else GUARD_ENDED

@@ -15,7 +15,7 @@ from memory.records import Action, Fact
 from memory.write.candidates import Candidate
 from memory.write.decision import DESTRUCTIVE, DecisionOutcome, action_of, target_error
 from memory.write.extraction import ProposedFact
-from memory.write.negation import ends
+from memory.write.negation import ends_for_the_same_people
 from memory.write.normalise import same_text
 from memory.write.prompts.decision import ACTIONS
 from memory.write.relations import about_other_people
@@ -226,7 +226,7 @@ def ended_target(plan: PlannedWrite) -> Fact | None:
     text = plan.subject.fact.text
     known = [plan.target] if plan.target is not None else [c.fact for c in plan.subject.candidates]
     for fact in known:
-        if ends(text, fact.text) and not about_other_people(text, fact.text):
+        if ends_for_the_same_people(text, fact.text):
             return fact
     return None
 

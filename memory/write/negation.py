@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from memory.write.grounding import plain
+from memory.write.relations import about_other_people
 
 # The words that say a fact held before and holds no more, next to each other; one of them
 # (or of the split pairs below) must be in the new fact: a plain "I don't like coffee" is a
@@ -54,3 +55,9 @@ def ends(new: str, known: str) -> bool:
     rest = [word for word in words(new) if word not in NEGATION_WORDS]
     remaining = iter(words(known))
     return bool(rest) and all(word in remaining for word in rest)
+
+
+def ends_for_the_same_people(new: str, known: str) -> bool:
+    """:func:`ends`, and both are about the same people ("I no longer smoke" does not end "my
+    brother smokes")."""
+    return ends(new, known) and not about_other_people(new, known)
