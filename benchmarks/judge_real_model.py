@@ -186,8 +186,11 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING)
     pairs = load_pairs(default_pairs_path())
     random.Random(0).shuffle(pairs)
-    served = OpenAILanguageModel(arguments.model, base_url=arguments.base_url, timeout=900)
-    model: LanguageModel = replayed(arguments.replay) if arguments.replay else served
+    model: LanguageModel = (
+        replayed(arguments.replay)
+        if arguments.replay
+        else OpenAILanguageModel(arguments.model, base_url=arguments.base_url, timeout=900)
+    )
     if arguments.record:
         arguments.record.write_text("", encoding="utf-8")
     recording = RecordingModel(model, arguments.record)
