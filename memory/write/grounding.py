@@ -1,9 +1,12 @@
 """A code check on extraction: a fact must be said in the message, not only asked about.
 
 Small models write "facts" out of questions or what they know. Without its question clauses,
-conditional sentences and what someone else says of the person, the message must hold every
-number of the fact and a third of its content words (matched on their first four letters;
-CJK characters one by one).
+conditional sentences, what someone else says of the person and anything in braces (JSON
+written to look like the extraction's answer), the message must hold every number of the
+fact and a third of its content words (matched on their first four letters; CJK characters
+one by one); half of them if the fact names no author ("I", "my", "ich", "мой", 私 ...):
+asked for a poem, a small model wrote its lines as facts that share one word with the
+request.
 """
 
 from __future__ import annotations
@@ -41,6 +44,23 @@ REPORTED = re.compile(
 )
 COMPLEMENT = re.compile(r"\s*(?:that|que|qu'|dass|daß|что|che)\b", re.IGNORECASE)
 FIRST_PERSON = frozenset("i we yo ich wir je j nous io я мы".split())  # noqa: SIM905
+# The words by which a fact names its author, as :func:`plain` writes them (en, de, fr, es,
+# it, pt, nl, ru, and the CJK characters); pro-drop facts ("Toco el violonchelo") have none.
+AUTHOR_WORDS = frozenset(
+    """
+    i me my mine myself we us our ours
+    ich mich mir mein meine meinen meinem meiner meines wir uns unser unsere unseren unserem
+    je j m moi mon ma mes nous notre nos
+    yo mi mis conmigo nosotros nosotras nuestro nuestra nuestros nuestras
+    io mio mia miei mie noi nostro nostra nostri nostre
+    eu meu minha meus minhas comigo nosso nossa
+    ik mij mijn wij ons onze
+    я меня мне мной мой мое моя мои моего моей моих мы нас нам наш наша наше наши
+    私 僕 俺 我
+    """.split()  # noqa: SIM905
+)
+# Braces hold code or JSON, never what a person says of themselves.
+BRACED = re.compile(r"\{[^{}]*\}")
 PREFIX = 4
 # Short, common words that say nothing about what the fact is.
 FUNCTION_WORDS = frozenset(
@@ -83,7 +103,7 @@ def statement_part(message: str) -> str:
 def statement_clauses(message: str) -> list[str]:
     """The clauses of :func:`statement_part`, one by one."""
     kept: list[str] = []
-    for sentence in SENTENCE_END.split(message.strip()):
+    for sentence in SENTENCE_END.split(without_braces(message).strip()):
         if HYPOTHETICAL.search(sentence):
             continue
         clauses = [c for c in CLAUSE_BREAK.split(sentence) if c and c.strip()]
@@ -91,6 +111,15 @@ def statement_clauses(message: str) -> list[str]:
             clauses = [c for c in clauses[:-1] if not is_question_clause(c)]
         kept.extend(without_reported(clauses))
     return kept
+
+
+def without_braces(message: str) -> str:
+    """``message`` without what is in braces, nested ones too."""
+    while True:
+        shorter = BRACED.sub(" ", message)
+        if shorter == message:
+            return message
+        message = shorter
 
 
 def without_reported(clauses: list[str]) -> list[str]:
@@ -141,4 +170,5 @@ def is_grounded(fact: str, message: str) -> bool:
         or ((len(word) >= 3 or CHARACTER_SCRIPT.match(word)) and word not in FUNCTION_WORDS)
     ]
     found = sum(matches(word, said, prefixes) for word in content)
-    return found >= 1 and found * 3 >= len(content)
+    share = 3 if AUTHOR_WORDS.intersection(words) else 2
+    return found >= 1 and found * share >= len(content)
