@@ -123,14 +123,17 @@ def candidate(number: int, labelled: LabelledPair) -> CandidatePair:
 
 
 def outcome(labelled: LabelledPair, decision: MergeDecision) -> str:
-    """``right``, ``lost`` (a memory lost by a wrong merge or retirement), ``lost detail``
-    (merged, but the survivor is the side without the detail) or ``missed``."""
+    """``right``, ``lost`` (a memory lost by a wrong merge or retirement, also the newer
+    value of an update merged into the older), ``lost detail`` (merged, but the survivor is
+    the side without the detail), ``wrong kind`` or ``missed``."""
     expected = EXPECTED[labelled.group]
     if decision.verdict is Verdict.DIFFERENT:
         return "right" if expected is Verdict.DIFFERENT else "missed"
     if expected is Verdict.DIFFERENT:
         return "lost"
     survivor = decision.survivor
+    if expected is Verdict.REPLACES and survivor is not None and survivor.text != labelled.second:
+        return "lost"
     if labelled.group == "detail" and survivor is not None and survivor.text != labelled.second:
         return "lost detail"
     return "right" if decision.verdict is expected else "wrong kind"

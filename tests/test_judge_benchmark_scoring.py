@@ -6,7 +6,7 @@ import pytest
 
 from benchmarks.judge_real_model import candidate, outcome
 from memory.calibration.pairs import LabelledPair
-from memory.consolidation.decisions import decide
+from memory.consolidation.decisions import MergeDecision, Verdict, decide
 from memory.consolidation.judge_prompt import PairJudgement
 from tests.memory.consolidation.helpers import judged
 
@@ -28,8 +28,9 @@ def scored(group: str, first: str, second: str, verdict: str, keep: str | None) 
         ("update", "replaces", None, "right"),
         ("update", "same", "A", "wrong kind"),
         ("detail", "adds_detail", "B", "right"),
-        ("detail", "adds_detail", "A", "lost detail"),
-        ("detail", "adds_detail", None, "missed"),
+        # The code keeps the side with the detail, whichever the model named.
+        ("detail", "adds_detail", "A", "right"),
+        ("detail", "adds_detail", None, "right"),
     ],
 )
 def test_each_decision_is_scored_by_what_it_does(
@@ -37,3 +38,16 @@ def test_each_decision_is_scored_by_what_it_does(
 ) -> None:
     first, second = "I play the guitar", "I play the guitar in a jazz band on Fridays"
     assert scored(group, first, second, verdict, keep) == result
+
+
+@pytest.mark.parametrize(
+    ("group", "verdict", "result"),
+    [("detail", Verdict.ADDS_DETAIL, "lost detail"), ("update", Verdict.SAME, "lost")],
+)
+def test_a_merge_into_the_first_side_is_scored_by_what_it_loses(
+    group: str, verdict: Verdict, result: str
+) -> None:
+    # Decisions the code no longer makes, scored as a model's would have been.
+    pair = LabelledPair(group, "en", "I play the guitar", "I play the guitar in a band", line=2)
+    decision = MergeDecision(candidate(0, pair), verdict, "A", verdict.value, "A", None)
+    assert outcome(pair, decision) == result
