@@ -12,6 +12,7 @@ from typing import Literal
 from memory.consolidation.judge_prompt import JudgeResponse, PairJudgement
 from memory.consolidation.pairs import CandidatePair
 from memory.records import Fact, FactStatus
+from memory.write.grounding import says_all_of
 from memory.write.negation import ends_for_the_same_people
 from memory.write.normalise import normalise_text
 from memory.write.relations import about_other_people
@@ -19,8 +20,9 @@ from memory.write.relations import about_other_people
 Side = Literal["A", "B"]
 
 GUARD_TEXT_EQUAL = "normalised_text_equal"
-GUARD_SURVIVOR_BY_LENGTH = "survivor_by_length"
-GUARD_DETAIL_SIDE_MISSING = "detail_side_missing"
+# The side kept is the one whose words hold the other's (not the model's), or nothing merges.
+GUARD_SURVIVOR_BY_WORDS = "survivor_by_words"
+GUARD_WORDS_WOULD_BE_LOST = "words_would_be_lost"
 GUARD_NO_VERDICT = "no_verdict"
 GUARD_OTHER_PERSON = "other_person"
 GUARD_BOTH_STILL_TRUE = "both_still_true"
@@ -69,8 +71,15 @@ def text_duplicate_decision(pair: CandidatePair) -> MergeDecision | None:
     return MergeDecision(pair, Verdict.SAME, "A", None, None, GUARD_TEXT_EQUAL)
 
 
-def longer_side(pair: CandidatePair) -> Side:
-    return "B" if len(pair.newer.text) > len(pair.older.text) else "A"
+def fuller_side(pair: CandidatePair) -> Side | None:
+    """The side whose text says all the other's does (the newer when each does: a
+    preference turned round, or a negation in words the check cannot see), or None when
+    each says something the other does not."""
+    if says_all_of(pair.newer.text, pair.older.text):
+        return "B"
+    if says_all_of(pair.older.text, pair.newer.text):
+        return "A"
+    return None
 
 
 def decide(pair: CandidatePair, judgement: PairJudgement | None) -> MergeDecision:
@@ -95,12 +104,13 @@ def decide(pair: CandidatePair, judgement: PairJudgement | None) -> MergeDecisio
     if verdict is Verdict.REPLACES:
         # A is older by construction, so the newer value B survives.
         return MergeDecision(pair, verdict, "B", *raw, None)
-    if judgement.keep is not None:
-        return MergeDecision(pair, verdict, judgement.keep, *raw, None)
-    if verdict is Verdict.SAME:
-        return MergeDecision(pair, verdict, longer_side(pair), *raw, GUARD_SURVIVOR_BY_LENGTH)
-    # A detail whose side is unknown is not risked: both facts stay.
-    return MergeDecision(pair, Verdict.DIFFERENT, None, *raw, GUARD_DETAIL_SIDE_MISSING)
+    # Same or a detail: one fact is retired, so the one kept must say all it said. Small
+    # models called unrelated facts "same" and kept the side without the detail.
+    side = fuller_side(pair)
+    if side is None:
+        return MergeDecision(pair, Verdict.DIFFERENT, None, *raw, GUARD_WORDS_WOULD_BE_LOST)
+    guard = None if side == judgement.keep else GUARD_SURVIVOR_BY_WORDS
+    return MergeDecision(pair, verdict, side, *raw, guard)
 
 
 @dataclass(frozen=True, slots=True)

@@ -152,6 +152,28 @@ def matches(word: str, said: set[str], prefixes: set[str]) -> bool:
     return len(word) >= PREFIX and not word.isdigit() and word[:PREFIX] in prefixes
 
 
+def content_words(text: str) -> list[str]:
+    """The words of ``text`` that say what it is about: numbers, and words of three letters
+    or more (CJK characters one by one) that are not function words."""
+    return [
+        word
+        for word in units(text)
+        if any(c.isdigit() for c in word)
+        or ((len(word) >= 3 or CHARACTER_SCRIPT.match(word)) and word not in FUNCTION_WORDS)
+    ]
+
+
+def says_all_of(text: str, other: str) -> bool:
+    """Whether every content word of ``other`` is in ``text`` (numbers exactly, other words
+    by their first four letters): ``text`` could stand for both."""
+    said = set(units(text))
+    prefixes = {word[:PREFIX] for word in said if len(word) >= PREFIX}
+    return all(
+        word in said if word.isdigit() else matches(word, said, prefixes)
+        for word in content_words(other)
+    )
+
+
 def is_grounded(fact: str, message: str) -> bool:
     """Whether ``fact`` is stated (not only asked about) in ``message``; a fact that is what
     someone else says of the person ("My brother says I'm stubborn") never is."""
@@ -160,15 +182,9 @@ def is_grounded(fact: str, message: str) -> bool:
     said = set(units(statement_part(message)))
     prefixes = {word[:PREFIX] for word in said if len(word) >= PREFIX}
     words = units(fact)
-    numbers = [word for word in words if any(c.isdigit() for c in word)]
-    if any(number not in said for number in numbers):
+    if any(word not in said for word in words if any(c.isdigit() for c in word)):
         return False
-    content = [
-        word
-        for word in words
-        if word in numbers
-        or ((len(word) >= 3 or CHARACTER_SCRIPT.match(word)) and word not in FUNCTION_WORDS)
-    ]
+    content = content_words(fact)
     found = sum(matches(word, said, prefixes) for word in content)
     share = 3 if AUTHOR_WORDS.intersection(words) else 2
     return found >= 1 and found * share >= len(content)

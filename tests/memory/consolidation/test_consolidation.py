@@ -31,7 +31,7 @@ async def test_paraphrases_merge_with_one_reversible_event(
     store: Store, index: LanceFactIndex, embedder: Embedder
 ) -> None:
     older, newer = await add_facts(
-        store, index, embedder, ALICE_DM, ["I have a dog named Rex", "My dog is called Rex"]
+        store, index, embedder, ALICE_DM, ["I have a dog named Rex", "My dog Rex"]
     )
     judge = GoodJudge({(older.text, newer.text): ("same", "A")})
     model = ScriptedLanguageModel([judge])
@@ -163,7 +163,7 @@ async def test_a_reply_that_is_not_the_schema_changes_nothing_and_is_retried(
     store: Store, index: LanceFactIndex, embedder: Embedder
 ) -> None:
     older, newer = await add_facts(
-        store, index, embedder, ALICE_DM, ["I like hiking", "I enjoy going on hikes"]
+        store, index, embedder, ALICE_DM, ["I go hiking every weekend", "I go hiking"]
     )
     model = ScriptedLanguageModel(['{"verdicts": [{"pair": 1, "verdict": "merge"}]}'])
 
@@ -200,7 +200,7 @@ async def test_a_dry_run_reports_merges_and_changes_nothing(
     store: Store, index: LanceFactIndex, embedder: Embedder
 ) -> None:
     older, newer = await add_facts(
-        store, index, embedder, ALICE_DM, ["I work as a nurse", "I'm a nurse by profession"]
+        store, index, embedder, ALICE_DM, ["I work as a nurse in Leeds", "I work as a nurse"]
     )
     model = ScriptedLanguageModel(fallback=GoodJudge({(older.text, newer.text): ("same", "A")}))
 
@@ -238,7 +238,7 @@ async def test_each_pair_is_judged_in_a_call_of_its_own(
     # A small model shown several pairs copies its first verdict onto the rest.
     await add_facts(store, index, embedder, ALICE_DM, ["I moved to Berlin", "I live in Berlin"])
     await add_facts(
-        store, index, embedder, ALICE_DM, ["I have a dog named Rex", "My dog is called Rex"]
+        store, index, embedder, ALICE_DM, ["I have a dog named Rex", "My dog is named Rex"]
     )
     model = ScriptedLanguageModel(fallback=GoodJudge({}))
 

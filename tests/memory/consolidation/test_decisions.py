@@ -35,18 +35,74 @@ def test_same_with_a_side_keeps_that_side() -> None:
     assert decision.retired_status is FactStatus.MERGED
 
 
-def test_same_without_a_side_keeps_the_longer_text_and_says_so() -> None:
+def test_same_without_a_side_keeps_the_side_that_says_both() -> None:
     decision = decide(PAIR, PairJudgement(pair=1, same_thing=True, both_true=True, verdict="same"))
-    assert (decision.survivor, decision.guard) == (LONG, "survivor_by_length")
+    assert (decision.survivor, decision.guard) == (LONG, "survivor_by_words")
 
 
-def test_adds_detail_without_a_side_merges_nothing() -> None:
+def test_the_side_without_the_detail_is_never_kept() -> None:
+    # The 0.5B model answered "same, keep A" for nearly every pair, details included.
+    judged = PairJudgement(pair=1, same_thing=True, both_true=True, verdict="same", keep="A")
+    decision = decide(PAIR, judged)
+    assert (decision.survivor, decision.retired, decision.guard) == (
+        LONG,
+        SHORT,
+        "survivor_by_words",
+    )
+
+
+def test_adds_detail_without_a_side_keeps_the_detail() -> None:
     decision = decide(
         PAIR, PairJudgement(pair=1, same_thing=True, both_true=True, verdict="adds_detail")
     )
-    assert decision.verdict is Verdict.DIFFERENT
-    assert (decision.retired, decision.guard) == (None, "detail_side_missing")
-    assert decision.proposed_verdict == "adds_detail"
+    assert (decision.verdict, decision.survivor, decision.retired) == (
+        Verdict.ADDS_DETAIL,
+        LONG,
+        SHORT,
+    )
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("I play the guitar", "My car is black"),  # the 0.5B model: "same"
+        ("I have two cats", "I have three cats"),
+        ("I live in Lyon", "I moved to Marseille"),
+        ("I have a cat named Tom", "I have a dog named Tom"),
+    ],
+)
+def test_a_merge_that_would_lose_words_of_either_fact_is_not_made(older: str, newer: str) -> None:
+    pair = CandidatePair(fact(30, older, 1), fact(31, newer, 2), 0.7)
+    for verdict in ("same", "adds_detail"):
+        for keep in ("A", "B", None):
+            judged = PairJudgement(
+                pair=1, same_thing=True, both_true=True, verdict=verdict, keep=keep
+            )
+            decision = decide(pair, judged)
+            assert (decision.verdict, decision.retired, decision.guard) == (
+                Verdict.DIFFERENT,
+                None,
+                "words_would_be_lost",
+            )
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("I live in Paris", "Now I live in Paris"),
+        # What the 0.5B model merged into the older side, its newer value lost:
+        ("I prefer tea over coffee", "I prefer coffee over tea now"),
+        ("私はお酒を飲みます", "私はもうお酒を飲みません"),
+    ],
+)
+def test_two_facts_of_the_same_words_keep_the_newer(older: str, newer: str) -> None:
+    pair = CandidatePair(fact(40, older, 1), fact(41, newer, 2), 0.9)
+    judged = PairJudgement(pair=1, same_thing=True, both_true=True, verdict="same", keep="A")
+    decision = decide(pair, judged)
+    assert (decision.survivor.text if decision.survivor else None, decision.guard) == (
+        newer,
+        "survivor_by_words",
+    )
 
 
 @pytest.mark.parametrize("verdict", ["same", "replaces", "adds_detail"])

@@ -47,7 +47,7 @@ async def test_the_same_fact_in_three_scopes_is_never_merged(
     facts = [
         *await add_facts(store, index, embedder, ALICE_DM, ["I have a dog named Rex"]),
         *await add_facts(store, index, embedder, BOB_DM, ["I have a dog named Rex"]),
-        *await add_facts(store, index, embedder, ALICE_ROOM, ["My dog is called Rex"]),
+        *await add_facts(store, index, embedder, ALICE_ROOM, ["My dog is named Rex"]),
     ]
     model = ScriptedLanguageModel(fallback=always_same)
 
@@ -115,7 +115,7 @@ async def test_without_a_model_only_normalised_text_duplicates_merge(
         index,
         embedder,
         ALICE_DM,
-        ["I like tea.", "i like  TEA", "I have a dog named Rex", "My dog is called Rex"],
+        ["I like tea.", "i like  TEA", "I have a dog named Rex", "My dog is named Rex"],
     )
 
     report = await consolidate(store, index, embedder, None, SETTINGS)
@@ -140,7 +140,7 @@ async def test_when_the_model_is_down_pairs_wait_for_the_next_run(
         index,
         embedder,
         ALICE_DM,
-        ["I like tea.", "I like tea", "I have a dog named Rex", "My dog is called Rex"],
+        ["I like tea.", "I like tea", "I have a dog named Rex", "My dog Rex"],
     )
     model = ScriptedLanguageModel([LanguageModelUnavailable("ollama is not running")])
 
@@ -166,14 +166,15 @@ async def test_a_fact_merged_away_in_this_run_is_not_merged_again(
         index,
         embedder,
         ALICE_DM,
-        ["I work as a nurse", "I'm a nurse by profession", "I am a nurse"],
+        ["I work as a nurse in Leeds", "I work as a nurse", "I am a nurse"],
     )
     model = ScriptedLanguageModel(fallback=always_same)
 
     report = await consolidate(store, index, embedder, model, SETTINGS)
 
-    # Three pairs, all "same, keep A" (A is the older): whatever the order, two retire a
-    # fact, the pair whose fact was already retired is skipped, and the oldest stays.
+    # Three pairs, all "same, keep A" (A is the older, and says all that B says): whatever
+    # the order, two retire a fact, the pair whose fact was already retired is skipped, and
+    # the oldest stays.
     assert report.pairs_proposed == 3
     assert (len(report.applied), len(report.skipped)) == (2, 1)
     assert await all_statuses(store, facts) == [
@@ -187,7 +188,7 @@ async def test_a_fact_changed_after_the_proposal_is_not_merged(
     store: Store, index: LanceFactIndex, embedder: Embedder
 ) -> None:
     older, newer = await add_facts(
-        store, index, embedder, ALICE_DM, ["I have a dog named Rex", "My dog is called Rex"]
+        store, index, embedder, ALICE_DM, ["I have a dog named Rex", "My dog is named Rex"]
     )
     (pair,) = await propose_pairs(
         store, index, embedder, ALICE_DM, [newer], threshold=0.5, neighbours=5

@@ -16,7 +16,7 @@ async def test_undo_of_a_merge_restores_both_and_it_is_not_merged_again(
     store: Store, index: LanceFactIndex, embedder: Embedder
 ) -> None:
     older, newer = await add_facts(
-        store, index, embedder, ALICE_DM, ["I have a dog named Rex", "My dog is called Rex"]
+        store, index, embedder, ALICE_DM, ["I have a dog named Rex", "My dog is named Rex"]
     )
     model = ScriptedLanguageModel(fallback=GoodJudge({(older.text, newer.text): ("same", "A")}))
     merged = await consolidate(store, index, embedder, model, SETTINGS)
