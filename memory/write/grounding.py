@@ -61,6 +61,29 @@ AUTHOR_WORDS = frozenset(
 )
 # Braces hold code or JSON, never what a person says of themselves.
 BRACED = re.compile(r"\{[^{}]*\}")
+# A clause that asks the assistant for something starts with one of these imperatives (en, de,
+# fr, es, it, pt, ru; after "please" and the like) or, in Japanese, ends in ください: what
+# follows is the request, not something the person states ("Write me a haiku about autumn"
+# became "Autumn leaves fall softly"). Only forms no statement starts with.
+REQUEST_VERBS = frozenset(
+    """
+    write give tell show translate explain list suggest recommend find create draw summarize
+    summarise describe send generate compose calculate convert help teach sing
+    schreib schreibe gib sag sage zeig zeige erklär erkläre übersetz übersetze nenn nenne
+    empfiehl hilf erzähl erzähle
+    écris donne dis montre explique traduis raconte fais propose recommande trouve calcule
+    résume décris
+    escribe dame dime muestra muéstrame explica explícame traduce cuéntame haz recomienda
+    recomiéndame ayúdame sugiere sugiéreme calcula resume enséñame
+    scrivi dammi dimmi mostrami spiega spiegami traduci racconta raccontami consiglia
+    consigliami aiutami trova suggerisci
+    escreva escreve diga mostre explique traduza conte faça recomende ajude
+    напиши дай скажи покажи объясни переведи расскажи сделай посоветуй помоги найди
+    придумай составь опиши
+    """.split()  # noqa: SIM905
+)
+POLITE = frozenset("please pls kindly bitte mal por favor per favore пожалуйста".split())  # noqa: SIM905
+JAPANESE_REQUEST = ("ください", "下さい", "てくれ")
 PREFIX = 4
 # Short, common words that say nothing about what the fact is.
 FUNCTION_WORDS = frozenset(
@@ -109,8 +132,19 @@ def statement_clauses(message: str) -> list[str]:
         clauses = [c for c in CLAUSE_BREAK.split(sentence) if c and c.strip()]
         if sentence.rstrip().endswith(("?", "\uff1f")) or sentence.lstrip().startswith("¿"):
             clauses = [c for c in clauses[:-1] if not is_question_clause(c)]
-        kept.extend(without_reported(clauses))
+        kept.extend(without_reported([c for c in clauses if not is_request_clause(c)]))
     return kept
+
+
+def is_request_clause(clause: str) -> bool:
+    """Whether ``clause`` asks the assistant for something (see ``REQUEST_VERBS``)."""
+    if clause.strip().rstrip(".!\u3002\uff01").endswith(JAPANESE_REQUEST):
+        return True
+    words = [word for word in WORD.findall(plain(clause)) if word not in POLITE]
+    return bool(words) and words[0] in REQUESTS
+
+
+REQUESTS = frozenset(plain(verb) for verb in REQUEST_VERBS)
 
 
 def without_braces(message: str) -> str:
