@@ -1,8 +1,8 @@
 """A cheap pre-check that skips extraction for messages that cannot hold a fact.
 
 Conservative on purpose (a skipped fact is lost silently): only messages without letters,
-made of acknowledgements and greetings, or stating nothing once questions and hypotheticals
-are set aside (grounding would keep out every fact anyway).
+made of acknowledgements and greetings, or stating nothing once questions, hypotheticals and
+requests to the assistant are set aside (grounding would keep out every fact anyway).
 """
 
 from __future__ import annotations

@@ -216,6 +216,9 @@ def test_normalise(first: str, second: str, same: bool) -> None:
         ("If I won the lottery I would buy a boat.", False),
         ("I moved to Lyon, what's the weather there?", True),
         ("good night, I start my new job tomorrow", True),
+        # Only a request to the assistant: no call either.
+        ("Please write a short poem about the sea.", False),
+        ("Tell me a joke, I'm bored.", True),
     ],
 )
 def test_precheck(message: str, may_hold: bool) -> None:
