@@ -1,12 +1,12 @@
 """A code check on extraction: a fact must be said in the message, not only asked about.
 
-Small models write "facts" out of questions or what they know. Without its question clauses,
-conditional sentences, what someone else says of the person and anything in braces (JSON
-written to look like the extraction's answer), the message must hold every number of the
-fact and a third of its content words (matched on their first four letters; CJK characters
-one by one); half of them if the fact names no author ("I", "my", "ich", "мой", 私 ...):
-asked for a poem, a small model wrote its lines as facts that share one word with the
-request.
+Small models write "facts" out of questions, requests or what they know. Without its
+question clauses, requests to the assistant, conditional sentences, what someone else says of
+the person and anything in braces (JSON written to look like the extraction's answer), the
+message must hold every number of the fact and a third of its content words (matched on
+their first four letters; CJK characters one by one); half of them if the fact names no
+author ("I", "my", "ich", "мой", 私 ...): asked for a poem, a small model wrote its lines as
+facts that share one word with the request.
 """
 
 from __future__ import annotations
