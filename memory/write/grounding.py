@@ -102,6 +102,9 @@ def plain(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
+REQUESTS = frozenset(plain(verb) for verb in REQUEST_VERBS)
+
+
 def units(text: str) -> list[str]:
     """Words, with Chinese/Japanese/Korean text split into characters (kana particles out)."""
     found: list[str] = []
@@ -144,9 +147,6 @@ def is_request_clause(clause: str) -> bool:
     return bool(words) and words[0] in REQUESTS
 
 
-REQUESTS = frozenset(plain(verb) for verb in REQUEST_VERBS)
-
-
 def without_braces(message: str) -> str:
     """``message`` without what is in braces, nested ones too."""
     while True:
@@ -186,12 +186,18 @@ def matches(word: str, said: set[str], prefixes: set[str]) -> bool:
     return len(word) >= PREFIX and not word.isdigit() and word[:PREFIX] in prefixes
 
 
-def content_words(text: str) -> list[str]:
-    """The words of ``text`` that say what it is about: numbers, and words of three letters
-    or more (CJK characters one by one) that are not function words."""
+def vocabulary(text: str) -> tuple[set[str], set[str]]:
+    """The words of ``text``, and the first letters by which :func:`matches` finds a word."""
+    said = set(units(text))
+    return said, {word[:PREFIX] for word in said if len(word) >= PREFIX}
+
+
+def content_words(words: list[str]) -> list[str]:
+    """Of ``words`` (:func:`units`), those that say what a text is about: numbers, and words
+    of three letters or more (CJK characters one by one) that are not function words."""
     return [
         word
-        for word in units(text)
+        for word in words
         if any(c.isdigit() for c in word)
         or ((len(word) >= 3 or CHARACTER_SCRIPT.match(word)) and word not in FUNCTION_WORDS)
     ]
@@ -200,12 +206,8 @@ def content_words(text: str) -> list[str]:
 def says_all_of(text: str, other: str) -> bool:
     """Whether every content word of ``other`` is in ``text`` (numbers exactly, other words
     by their first four letters): ``text`` could stand for both."""
-    said = set(units(text))
-    prefixes = {word[:PREFIX] for word in said if len(word) >= PREFIX}
-    return all(
-        word in said if word.isdigit() else matches(word, said, prefixes)
-        for word in content_words(other)
-    )
+    said, prefixes = vocabulary(text)
+    return all(matches(word, said, prefixes) for word in content_words(units(other)))
 
 
 def is_grounded(fact: str, message: str) -> bool:
@@ -213,12 +215,11 @@ def is_grounded(fact: str, message: str) -> bool:
     someone else says of the person ("My brother says I'm stubborn") never is."""
     if any(reporting_verb_end(clause) is not None for clause in CLAUSE_BREAK.split(fact)):
         return False
-    said = set(units(statement_part(message)))
-    prefixes = {word[:PREFIX] for word in said if len(word) >= PREFIX}
+    said, prefixes = vocabulary(statement_part(message))
     words = units(fact)
     if any(word not in said for word in words if any(c.isdigit() for c in word)):
         return False
-    content = content_words(fact)
+    content = content_words(words)
     found = sum(matches(word, said, prefixes) for word in content)
     share = 3 if AUTHOR_WORDS.intersection(words) else 2
     return found >= 1 and found * share >= len(content)
