@@ -14,6 +14,7 @@ from urllib.parse import quote
 from sqlalchemy import URL, event, make_url, text
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
@@ -198,6 +199,26 @@ class Database:
         if self.dialect != "sqlite":
             raise StoreError(f"a {self.dialect} database has no file of its own")
         return Path(str(self.url.database))
+
+    async def open_connections(self) -> None:
+        """Open every pooled SQLite connection now, while the bot is idle. Opened by the first
+        burst of replies instead, each would cost its thread and pragmas, trips through the
+        busy event loop that a reply's read waits for (docs/benchmarks.md, "The pool opened
+        at start"). Nothing on PostgreSQL, whose pool grows and shrinks as it should."""
+        if self.dialect != "sqlite" or self._turns is None:
+            return
+        opened = await asyncio.gather(
+            *(self.engine.connect().start() for _ in range(SQLITE_POOL_SIZE)),
+            return_exceptions=True,
+        )
+        for connection in opened:
+            if isinstance(connection, AsyncConnection):
+                await connection.close()
+        failed = next((error for error in opened if isinstance(error, BaseException)), None)
+        if isinstance(failed, SQLAlchemyError):
+            raise translate_error(failed) from failed
+        if failed is not None:
+            raise failed
 
     @asynccontextmanager
     async def writing(self, priority: Priority) -> AsyncIterator[None]:

@@ -10,11 +10,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import URL, text
+from sqlalchemy.pool import QueuePool
 
 from memory.errors import InvalidScopeError, StorageFullError
 from memory.records import Action, Actor, FactSource, FactStatus, NewFact, Role
 from memory.scope import Scope, ScopeMode
 from memory.store import EventDraft, Store
+from memory.store.database import SQLITE_POOL_SIZE
 from tests.memory.full_disk import fill_the_disk
 
 ALICE_R1 = Scope("console:alice", "console:room1")
@@ -40,6 +42,30 @@ async def test_wal_mode_is_on(sqlite_store: Store) -> None:
     async with sqlite_store.transaction() as transaction:
         mode = (await transaction.session.execute(text("PRAGMA journal_mode"))).scalar_one()
     assert mode == "wal"
+
+
+async def test_the_pool_of_a_store_that_writes_is_opened_whole_and_kept(tmp_path: Path) -> None:
+    store = await Store.open(tmp_path / "mnemo.sqlite3")
+    try:
+        assert idle_connections(store) < SQLITE_POOL_SIZE
+        await store.database.open_connections()
+        assert idle_connections(store) == SQLITE_POOL_SIZE
+        async with store.read() as transaction:
+            assert await transaction.pending.count() == 0
+        assert idle_connections(store) == SQLITE_POOL_SIZE  # returned, not closed
+    finally:
+        await store.aclose()
+    reader = Store.open_read_only(tmp_path / "mnemo.sqlite3")
+    await reader.database.open_connections()
+    assert idle_connections(reader) == 0  # mnemo doctor opens what it uses
+    await reader.aclose()
+
+
+def idle_connections(store: Store) -> int:
+    """The connections open in the store's pool that nobody uses now."""
+    pool = store.database.engine.pool
+    assert isinstance(pool, QueuePool)
+    return pool.checkedin()
 
 
 async def test_store_survives_reopen(database_location: Path | URL) -> None:
