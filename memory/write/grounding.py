@@ -180,10 +180,15 @@ def reporting_verb_end(clause: str) -> int | None:
     return None
 
 
+def is_number(word: str) -> bool:
+    """A word with a digit ("2024", "10h30", "5km"): compared whole, never by its start."""
+    return any(c.isdigit() for c in word)
+
+
 def matches(word: str, said: set[str], prefixes: set[str]) -> bool:
     if word in said:
         return True
-    return len(word) >= PREFIX and not word.isdigit() and word[:PREFIX] in prefixes
+    return len(word) >= PREFIX and not is_number(word) and word[:PREFIX] in prefixes
 
 
 def vocabulary(text: str) -> tuple[set[str], set[str]]:
@@ -198,7 +203,7 @@ def content_words(words: list[str]) -> list[str]:
     return [
         word
         for word in words
-        if any(c.isdigit() for c in word)
+        if is_number(word)
         or ((len(word) >= 3 or CHARACTER_SCRIPT.match(word)) and word not in FUNCTION_WORDS)
     ]
 
@@ -217,7 +222,7 @@ def is_grounded(fact: str, message: str) -> bool:
         return False
     said, prefixes = vocabulary(statement_part(message))
     words = units(fact)
-    if any(word not in said for word in words if any(c.isdigit() for c in word)):
+    if any(word not in said for word in words if is_number(word)):
         return False
     content = content_words(words)
     found = sum(matches(word, said, prefixes) for word in content)

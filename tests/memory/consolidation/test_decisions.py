@@ -69,6 +69,8 @@ def test_adds_detail_without_a_side_keeps_the_detail() -> None:
         ("I have two cats", "I have three cats"),
         ("I live in Lyon", "I moved to Marseille"),
         ("I have a cat named Tom", "I have a dog named Tom"),
+        # Numbers are compared whole, also with letters in them (not by their first four).
+        ("My flight leaves at 10h30", "My flight leaves at 10h35"),
     ],
 )
 def test_a_merge_that_would_lose_words_of_either_fact_is_not_made(older: str, newer: str) -> None:
