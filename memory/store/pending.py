@@ -31,12 +31,14 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
+from memory.pausing import PAUSED, pause_key
 from memory.records import PendingWrite
 from memory.scope import Scope
 from memory.store.facts import in_visible_rooms
 from memory.store.people_lock import shares_database, try_lock_person
 from memory.store.schema import (
     PENDING_WRITES,
+    SETTINGS,
     PendingWriteRow,
     UTCDateTime,
     record_of,
@@ -81,8 +83,45 @@ NEXT_ROWS = (
 )
 NEXT_ROW_OF = select(PENDING_WRITES).where(next_row(), PENDING_WRITES.c.owner == bindparam("owner"))
 NEXT_ROW_OF_LOCKED = NEXT_ROW_OF.with_for_update(skip_locked=True, of=PENDING_WRITES)
-# Built once: every message a person sends queues one (``MemoryWriter.accept``).
 INSERT_PENDING = insert(PENDING_WRITES).returning(PENDING_WRITES.c.id)
+PENDING_COLUMNS = [column for column in PENDING_WRITES.c if column.name != "id"]
+# Built once: every message a person sends queues one, unless they paused learning, in one
+# statement (``MemoryWriter.accept``): the intake reads no setting of its own.
+INSERT_PENDING_UNLESS_PAUSED = (
+    insert(PENDING_WRITES)
+    .from_select(
+        PENDING_COLUMNS,
+        select(*(bindparam(column.name, type_=column.type) for column in PENDING_COLUMNS)).where(
+            ~exists().where(SETTINGS.c.key == bindparam("pause_key"), SETTINGS.c.value == PAUSED)
+        ),
+    )
+    .returning(PENDING_WRITES.c.id)
+)
+
+
+def pending_values(
+    scope: Scope,
+    text: str,
+    message_time: datetime,
+    now: datetime,
+    source_message_id: str | None,
+    corrects: bool,
+) -> dict[str, Any]:
+    """The columns of a newly queued write: due now, unclaimed."""
+    return {
+        "owner": scope.owner,
+        "room": scope.room,
+        "text": text,
+        "message_time": message_time,
+        "source_message_id": source_message_id,
+        "attempts": 0,
+        "next_attempt_at": now,
+        "last_error": None,
+        "created_at": now,
+        "claimed_by": None,
+        "claimed_until": None,
+        "corrects": corrects,
+    }
 
 
 class PendingWriteRepository:
@@ -100,22 +139,19 @@ class PendingWriteRepository:
         corrects: bool = False,
     ) -> PendingWrite:
         """``corrects``: the row is an edit of the message ``source_message_id``."""
-        values = {
-            "owner": scope.owner,
-            "room": scope.room,
-            "text": text,
-            "message_time": message_time,
-            "source_message_id": source_message_id,
-            "attempts": 0,
-            "next_attempt_at": now,
-            "last_error": None,
-            "created_at": now,
-            "claimed_by": None,
-            "claimed_until": None,
-            "corrects": corrects,
-        }
+        values = pending_values(scope, text, message_time, now, source_message_id, corrects)
         pending_id = int((await self.session.execute(INSERT_PENDING, values)).scalar_one())
         return to_pending(Inserted(id=pending_id, **values))
+
+    async def enqueue_unless_paused(
+        self, scope: Scope, text: str, *, message_time: datetime, now: datetime, source: str
+    ) -> PendingWrite | None:
+        """:meth:`enqueue` a person's message, or nothing if they paused learning."""
+        values = pending_values(scope, text, message_time, now, source, corrects=False)
+        paused = {"pause_key": pause_key(scope.owner)}
+        found = await self.session.execute(INSERT_PENDING_UNLESS_PAUSED, values | paused)
+        pending_id = found.scalar_one_or_none()
+        return None if pending_id is None else to_pending(Inserted(id=int(pending_id), **values))
 
     async def due(self, now: datetime, *, limit: int = 50) -> list[PendingWrite]:
         """Queued writes whose next attempt is due, oldest first."""

@@ -177,6 +177,7 @@ FACTS = Base.metadata.tables[FactRow.__tablename__]
 FACT_EVENTS = Base.metadata.tables[FactEventRow.__tablename__]
 MESSAGES = Base.metadata.tables[MessageRow.__tablename__]
 PENDING_WRITES = Base.metadata.tables[PendingWriteRow.__tablename__]
+SETTINGS = Base.metadata.tables[SettingRow.__tablename__]
 
 
 def rowcount(result: object) -> int:

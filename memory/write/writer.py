@@ -18,7 +18,7 @@ from memory.errors import MemoryLayerError
 from memory.index.base import VectorIndex
 from memory.llm import LanguageModel
 from memory.priority import Priority, Replies
-from memory.records import Action, Actor, FactEvent, FactSource, PendingWrite, Role
+from memory.records import Action, Actor, FactEvent, FactSource, PendingWrite
 from memory.scope import Scope, ScopeMode
 from memory.store import Accepted, EventDraft, Store, utc_now
 from memory.write.background_model import BackgroundModel
@@ -125,29 +125,25 @@ class MemoryWriter:
         """Take a person's message in before it is answered: their turn and (unless they
         paused learning) its queued write, in ONE transaction; a message handed over twice
         (same platform id and text) is stored once."""
+        # Without a platform id the message gets one: forgetting finds its turn by it.
+        source = platform_message_id or f"local:{uuid.uuid4().hex}"
         async with self._store.transaction() as transaction:
-            turns = transaction.turns
-            if platform_message_id is not None:
-                earlier = await turns.person_turn(scope.room, scope.owner, platform_message_id)
-                if earlier is not None and earlier.text == text:
-                    return Accepted(earlier.id, platform_message_id, None, duplicate=True)
-            # Without a platform id the message gets one: forgetting finds its turn by it.
-            source = platform_message_id or f"local:{uuid.uuid4().hex}"
-            turn = await turns.add(
+            turn, new = await transaction.turns.add_new(
                 scope.room,
-                Role.USER,
+                scope.owner,
                 text,
-                author=scope.owner,
                 created_at=message_time,
                 platform_message_id=source,
                 author_name=author_name,
                 audience=audience,
             )
-            if await transaction.learning_paused(scope.owner):
-                return Accepted(turn.id, source, None)
-            queued = await transaction.pending.enqueue(
-                scope, text, message_time=message_time, now=self._clock(), source_message_id=source
+            if not new:
+                return Accepted(turn.id, source, None, duplicate=True)
+            queued = await transaction.pending.enqueue_unless_paused(
+                scope, text, message_time=message_time, now=self._clock(), source=source
             )
+        if queued is None:
+            return Accepted(turn.id, source, None)
         self.wake()
         return Accepted(turn.id, source, queued.id)
 
