@@ -16,10 +16,6 @@ def fact_line(fact: Fact) -> str:
     return f"#{fact.id} {fact.text}"
 
 
-def clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def event_line(event: FactEvent) -> str:
     when = f"{event.created_at:%Y-%m-%d %H:%M}"
     who = ACTOR_WORDS.get(event.actor, event.actor.value)

@@ -37,10 +37,6 @@ class AfterCommitWrites:
     async def erase(self, fact_ids: Sequence[int]) -> None:
         self.erases.extend(fact_ids)
 
-    @property
-    def empty(self) -> bool:
-        return not (self.upserts or self.deletes or self.erases)
-
 
 class IndexBatch:
     """The index writes of transactions in the order they committed, written together: per
