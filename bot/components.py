@@ -122,7 +122,6 @@ async def open_memory(
     if repair and store.database.dialect == "sqlite":
         await _prepare_database_space(store)
     try:
-        await store.database.open_connections()
         if store.database.dialect == "postgresql":
             return await _open_postgres(
                 store,

@@ -26,7 +26,14 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from memory.records import Answer, ConversationTurn, Role
-from memory.store.schema import MESSAGES, MessageRow, UTCDateTime, record_of, rowcount
+from memory.store.schema import (
+    MESSAGES,
+    MessageRow,
+    UTCDateTime,
+    insert_unless,
+    record_of,
+    rowcount,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,19 +61,9 @@ SAME_MESSAGE = (
     MESSAGES.c.platform_message_id == bindparam("platform_message_id"),
     MESSAGES.c.text == bindparam("text"),
 )
-TURN_COLUMNS = [column for column in MESSAGES.c if column.name != "id"]
 # A person's message, unless it was taken in before (same platform id and text), in one
 # statement: the intake is a trip through the event loop fewer.
-INSERT_NEW_TURN = (
-    insert(MESSAGES)
-    .from_select(
-        TURN_COLUMNS,
-        select(*(bindparam(column.name, type_=column.type) for column in TURN_COLUMNS)).where(
-            ~exists().where(*SAME_MESSAGE)
-        ),
-    )
-    .returning(MESSAGES.c.id)
-)
+INSERT_NEW_TURN = insert_unless(MESSAGES, *SAME_MESSAGE)
 EARLIER_TURN = select(MESSAGES).where(*SAME_MESSAGE).order_by(MESSAGES.c.id).limit(1)
 # One statement, so no forget slips between the check and the insert.
 INSERT_ANSWER = insert(MESSAGES).from_select(

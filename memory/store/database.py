@@ -204,8 +204,9 @@ class Database:
         """Open every pooled SQLite connection now, while the bot is idle. Opened by the first
         burst of replies instead, each would cost its thread and pragmas, trips through the
         busy event loop that a reply's read waits for (docs/benchmarks.md, "The pool opened
-        at start"). Nothing on PostgreSQL, whose pool grows and shrinks as it should."""
-        if self.dialect != "sqlite" or self._turns is None:
+        at start"). Nothing on PostgreSQL, whose pool grows and shrinks as it should, nor
+        for a read-only file."""
+        if self._turns is None:  # PostgreSQL, or a read-only SQLite file
             return
         opened = await asyncio.gather(
             *(self.engine.connect().start() for _ in range(SQLITE_POOL_SIZE)),

@@ -41,6 +41,7 @@ from memory.store.schema import (
     SETTINGS,
     PendingWriteRow,
     UTCDateTime,
+    insert_unless,
     record_of,
     rowcount,
 )
@@ -84,18 +85,10 @@ NEXT_ROWS = (
 NEXT_ROW_OF = select(PENDING_WRITES).where(next_row(), PENDING_WRITES.c.owner == bindparam("owner"))
 NEXT_ROW_OF_LOCKED = NEXT_ROW_OF.with_for_update(skip_locked=True, of=PENDING_WRITES)
 INSERT_PENDING = insert(PENDING_WRITES).returning(PENDING_WRITES.c.id)
-PENDING_COLUMNS = [column for column in PENDING_WRITES.c if column.name != "id"]
 # Built once: every message a person sends queues one, unless they paused learning, in one
 # statement (``MemoryWriter.accept``): the intake reads no setting of its own.
-INSERT_PENDING_UNLESS_PAUSED = (
-    insert(PENDING_WRITES)
-    .from_select(
-        PENDING_COLUMNS,
-        select(*(bindparam(column.name, type_=column.type) for column in PENDING_COLUMNS)).where(
-            ~exists().where(SETTINGS.c.key == bindparam("pause_key"), SETTINGS.c.value == PAUSED)
-        ),
-    )
-    .returning(PENDING_WRITES.c.id)
+INSERT_PENDING_UNLESS_PAUSED = insert_unless(
+    PENDING_WRITES, SETTINGS.c.key == bindparam("pause_key"), SETTINGS.c.value == PAUSED
 )
 
 

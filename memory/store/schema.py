@@ -9,14 +9,21 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pgvector.sqlalchemy import VECTOR
 from sqlalchemy import (
     Boolean,
+    ColumnElement,
     DateTime,
     ForeignKey,
     Index,
+    Insert,
     Integer,
     String,
+    Table,
     Text,
     TypeDecorator,
+    bindparam,
+    exists,
     false,
+    insert,
+    select,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -178,6 +185,18 @@ FACT_EVENTS = Base.metadata.tables[FactEventRow.__tablename__]
 MESSAGES = Base.metadata.tables[MessageRow.__tablename__]
 PENDING_WRITES = Base.metadata.tables[PendingWriteRow.__tablename__]
 SETTINGS = Base.metadata.tables[SettingRow.__tablename__]
+
+
+def insert_unless(table: Table, *found: ColumnElement[bool]) -> Insert:
+    """One statement: a row of ``table`` from bind parameters named as its columns (all but
+    ``id``), unless a row matches ``found``; it returns the new id, or no row."""
+    columns = [column for column in table.c if column.name != "id"]
+    values = select(*(bindparam(column.name, type_=column.type) for column in columns))
+    return (
+        insert(table)
+        .from_select(columns, values.where(~exists().where(*found)))
+        .returning(table.c.id)
+    )
 
 
 def rowcount(result: object) -> int:

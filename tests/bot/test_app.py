@@ -55,6 +55,7 @@ async def test_the_bot_opens_its_database_connections_before_the_first_message(
     by a reply's read (docs/benchmarks.md, "The pool opened at start")."""
     harness = await open_harness(tmp_path, embedder)
     try:
+        await harness.app.start()
         assert idle_connections(harness.app.store) == SQLITE_POOL_SIZE
     finally:
         await harness.app.aclose()
