@@ -37,6 +37,10 @@ SQLITE_POOL_SIZE = 30
 # Store transactions sharing one commit, at most: a reply in the first waits for the others.
 COMMIT_MEMBERS = 32
 BEGIN_IMMEDIATE = text("BEGIN IMMEDIATE")
+# Each member of a commit runs after a savepoint of this name, never released: SQLite rolls
+# back to the latest of that name, and the COMMIT releases them all (one trip less a member).
+SAVEPOINT = text("SAVEPOINT member")
+ROLLBACK_TO_SAVEPOINT = text("ROLLBACK TO SAVEPOINT member")
 
 
 def _set_sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
@@ -147,13 +151,19 @@ class Commit:
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
 
-    async def lost_with(self, error: BaseException) -> None:
-        """After a member's failure: if SQLite ended the whole transaction with it, the
+    async def roll_back_member(self, error: BaseException) -> None:
+        """After a member's failure: its own changes rolled back to its savepoint, and the
+        rows it had not flushed dropped. If SQLite ended the whole transaction with it, the
         members before are lost too, not committed, and all fail with ``error``."""
-        connection = await (await self.session.connection()).get_raw_connection()
-        assert connection.driver_connection is not None
-        if connection.driver_connection.in_transaction:
-            return
+        self.session.expunge_all()
+        try:
+            connection = await (await self.session.connection()).get_raw_connection()
+            assert connection.driver_connection is not None
+            if connection.driver_connection.in_transaction:
+                await self.session.execute(ROLLBACK_TO_SAVEPOINT)
+                return
+        except SQLAlchemyError as rollback_error:
+            error = rollback_error  # the member's changes are not undone: none is made
         if isinstance(error, SQLAlchemyError):
             self.error = translate_error(error)
         else:
@@ -250,13 +260,13 @@ class Database:
         commit = await self._join(priority)
         try:
             try:
-                async with commit.session.begin_nested():
-                    try:
-                        yield commit
-                        await commit.session.flush()
-                    except BaseException as error:
-                        await commit.lost_with(error)
-                        raise
+                await commit.session.execute(SAVEPOINT)
+                try:
+                    yield commit
+                    await commit.session.flush()
+                except BaseException as error:
+                    await commit.roll_back_member(error)
+                    raise
             except SQLAlchemyError as error:
                 # Once SQLite rolled back, the savepoint is gone too: say why it did.
                 raise (commit.error or translate_error(error)) from error

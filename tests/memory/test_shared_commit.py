@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import event, text
 
 from memory.errors import StorageFullError
-from memory.records import NewFact
+from memory.records import FactStatus, NewFact
 from memory.store import Store
 from tests.memory.full_disk import fill_the_disk
 from tests.memory.test_index_batch import ALICE, turn_held
@@ -55,6 +55,30 @@ async def test_a_transaction_that_fails_is_rolled_back_alone(sqlite_store: Store
     assert isinstance(results[1], ValueError)
     assert [type(result) for result in (results[0], results[2])] == [int, int]
     assert sorted(await stored(sqlite_store)) == ["kept after", "kept before"]
+
+
+async def test_what_a_failed_transaction_changed_is_not_committed_by_the_others(
+    sqlite_store: Store,
+) -> None:
+    """The last member of a commit deletes a fact (flushed) and changes a setting (not yet
+    flushed), then fails: the commit made for the member before it keeps neither."""
+    kept = await add(sqlite_store, "I have a cat")
+
+    async def change_then_fail() -> None:
+        async with sqlite_store.transaction() as transaction:
+            await transaction.facts.set_status(ALICE, kept, FactStatus.DELETED)
+            await transaction.set_setting("greeting", "hello")
+            raise ValueError("the caller changed its mind")
+
+    async with turn_held(sqlite_store):
+        before = asyncio.create_task(add(sqlite_store, "I play chess"))
+        failing = asyncio.create_task(change_then_fail())
+    await before
+    with pytest.raises(ValueError, match="changed its mind"):
+        await failing
+    assert sorted(await stored(sqlite_store)) == ["I have a cat", "I play chess"]
+    async with sqlite_store.read() as reading:
+        assert await reading.get_setting("greeting") is None
 
 
 async def test_a_full_disk_fails_every_transaction_of_the_commit(sqlite_store: Store) -> None:
