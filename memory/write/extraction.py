@@ -17,6 +17,7 @@ from memory.write.dates import resolve, with_date
 from memory.write.grounding import is_grounded
 from memory.write.parsing import ask, parse_answer
 from memory.write.prompts import extraction as prompt
+from memory.write.referents import joined_to_what_they_name
 
 log = logging.getLogger(__name__)
 
@@ -74,15 +75,19 @@ async def from_answer(
     message_time: datetime,
     decide: Callable[[ExtractedT], InlineDecision | None] = no_decision,
 ) -> Extraction:
-    """The model's facts checked against the message (grounding) and dated."""
+    """The model's facts checked against the message (grounding), each that points back
+    joined to the fact it points at (:mod:`memory.write.referents`), and dated."""
     extracted = [fact for fact in answered if fact.text.strip()]
     grounded = [fact for fact in extracted if is_grounded(fact.text, text)]
     ungrounded = [fact for fact in extracted if fact not in grounded]
     for fact in ungrounded:
         log.info("extraction: %r is not stated in the message; not written", fact.text)
-    facts = await asyncio.to_thread(to_proposed_all, grounded, text, message_time)
+    joined = joined_to_what_they_name(grounded)
+    sources = [source for source, _ in joined]
+    facts = await asyncio.to_thread(to_proposed_all, sources, text, message_time)
     facts = [
-        replace(fact, decision=decide(source)) for fact, source in zip(facts, grounded, strict=True)
+        replace(fact, decision=None if was_joined else decide(source))
+        for fact, (source, was_joined) in zip(facts, joined, strict=True)
     ]
     return Extraction(facts, [ProposedFact(" ".join(f.text.split())) for f in ungrounded])
 
