@@ -84,6 +84,9 @@ async def from_answer(
         log.info("extraction: %r is not stated in the message; not written", fact.text)
     joined = joined_to_what_they_name(grounded)
     sources = [source for source, _ in joined]
+    for source, was_joined in joined:
+        if was_joined:
+            log.info("extraction: a fact that points back was joined: %r", source.text)
     facts = await asyncio.to_thread(to_proposed_all, sources, text, message_time)
     facts = [
         replace(fact, decision=None if was_joined else decide(source))
