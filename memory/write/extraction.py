@@ -9,7 +9,6 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TypeVar
 
 from memory.llm import CallKind, LanguageModel
 from memory.records import Fact
@@ -17,13 +16,12 @@ from memory.write.dates import resolve, with_date
 from memory.write.grounding import is_grounded
 from memory.write.parsing import ask, parse_answer
 from memory.write.prompts import extraction as prompt
+from memory.write.prompts.extraction import ExtractedT
 from memory.write.referents import joined_to_what_they_name
 
 log = logging.getLogger(__name__)
 
 DEFAULT_CATEGORY = "other"
-
-ExtractedT = TypeVar("ExtractedT", bound=prompt.ExtractedFact)
 
 
 @dataclass(frozen=True, slots=True)

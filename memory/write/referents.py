@@ -7,10 +7,9 @@ correction of Biscuit's age finds no fact that names him.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
 
 from memory.write.grounding import WORD, plain
-from memory.write.prompts.extraction import ExtractedFact
+from memory.write.prompts.extraction import ExtractedT
 
 # Third-person pronouns and possessives that point back at someone or something named
 # before them, as :func:`plain` writes them (en, de, fr, es, it, pt, nl, ru). Left out: words
@@ -28,8 +27,6 @@ POINTING_WORDS = frozenset(
     он она оно они его ее их
     """.split()  # noqa: SIM905, RUF001 (Russian words, in Cyrillic letters)
 )
-
-ExtractedT = TypeVar("ExtractedT", bound=ExtractedFact)
 
 
 def points_back(text: str) -> bool:

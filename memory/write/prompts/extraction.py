@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,6 +40,10 @@ class ExtractedFact(BaseModel):
         description="the words of the message that say when this became or becomes true, "
         "copied exactly; null when the message does not say when",
     )
+
+
+# An extracted fact of either prompt (extraction, or combined with its decision).
+ExtractedT = TypeVar("ExtractedT", bound=ExtractedFact)
 
 
 class ExtractionResponse(BaseModel):
