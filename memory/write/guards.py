@@ -231,6 +231,29 @@ def ended_target(plan: PlannedWrite) -> Fact | None:
     return None
 
 
+def replacements_added(plans: Sequence[PlannedWrite]) -> list[PlannedWrite]:
+    """A new fact that the combined call put on a known fact it does not resemble, while
+    another new fact of the message changes that known fact, is what replaced it ("I'm not
+    at the library anymore, I switched to the botanical garden"): new information, added,
+    never put on a third fact by the decision prompt, which saw only the facts it resembles."""
+    changed = {plan.target.id for plan in plans if plan.is_destructive and plan.target is not None}
+    return [
+        replace_plan(plan, safe_fallback(plan.action.value), None, Guard.DUPLICATE_TARGET)
+        if plan.is_destructive and aimed_at(plan) in changed
+        else plan
+        for plan in plans
+    ]
+
+
+def aimed_at(plan: PlannedWrite) -> int | None:
+    """The known fact the combined call put ``plan``'s fact on, if it did not resemble it."""
+    inline = plan.subject.fact.decision
+    if inline is None or inline.target is None:
+        return None
+    unrelated = inline_mistake(plan.subject) == Guard.INLINE_TARGET_UNRELATED
+    return inline.target.id if unrelated else None
+
+
 def limit_batch(plans: Sequence[PlannedWrite], max_destructive: int) -> list[PlannedWrite]:
     """Across the message: one action per target (the first), and at most ``max_destructive``
     UPDATE/DELETE actions, so an injected "delete everything" cannot wipe a memory."""

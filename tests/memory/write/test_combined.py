@@ -117,6 +117,22 @@ CASES = [
         llm_calls=2,
     ),
     Case(
+        "what replaced a fact another fact of the message ends: added, not put on a third",
+        ("I'm working at the university library", "I moved to Edinburgh"),
+        "Actually I'm not at the library anymore, I switched to the botanical garden.",
+        (
+            combined(
+                ("I'm not at the library anymore", "UPDATE", 1),
+                ("I switched to the botanical garden", "UPDATE", 1),
+            ),
+            decided((1, "UPDATE", 1)),
+        ),
+        frozenset({"I moved to Edinburgh", "I switched to the botanical garden"}),
+        (Action.DELETE, Action.ADD),
+        ("ended", "duplicate_target"),
+        llm_calls=2,
+    ),
+    Case(
         "the same text as a known fact, proposed as UPDATE: NONE without a second call",
         (PARIS,),
         "I live in Paris, as I said",
