@@ -10,8 +10,16 @@ from bot.commands.services import CommandServices
 from memory.records import Action
 from memory.write.pipeline import WriteOutcome
 
+# "remember that ..." in the languages the write path is measured in; Japanese, which puts
+# the verb last ("...と覚えておいて"), is not recognised and is learned like any message.
 REMEMBER_THAT = re.compile(
-    r"^\s*(?:please\s+|hey\s+)?remember\s+that\s*[:,]?\s+(?P<text>\S.*)$",
+    r"^\s*(?:"
+    r"(?:please\s+|hey\s+)?remember\s+that\s*[:,]?\s"
+    r"|(?:bitte\s+)?merke?\s+dir\s*(?:,?\s*dass\s|[:,])"
+    r"|(?:souviens-toi|rappelle-toi|retiens)\s+qu(?:e\s|['\u2019])"
+    r"|(?:por\s+favor,?\s+)?(?:recuerda|acuérdate\s+de)\s+que\s*[:,]?\s"
+    r"|запомни\s*(?:,?\s*что\s|[:,])"
+    r")\s*(?P<text>\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )
 
