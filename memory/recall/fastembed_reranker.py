@@ -80,6 +80,7 @@ class FastEmbedReranker:
             return self._engine
         if self._load_task is None:
             self._load_task = asyncio.ensure_future(asyncio.to_thread(self._engine_factory))
+            self._load_task.add_done_callback(self._remember_failure)
         try:
             # shield: a call that stops waiting leaves the load running for the next one.
             engine = await asyncio.wait_for(asyncio.shield(self._load_task), timeout=wait_seconds)
@@ -92,6 +93,12 @@ class FastEmbedReranker:
             raise self._load_error from error
         self._engine = engine
         return engine
+
+    def _remember_failure(self, load: asyncio.Future[CrossEncoderEngine]) -> None:
+        # A load may fail while no lookup waits for it (they stop waiting after load_wait).
+        error = None if load.cancelled() else load.exception()
+        if isinstance(error, Exception):
+            self._load_error = self._unavailable(error)
 
     def _unavailable(self, error: Exception) -> RerankerUnavailable:
         where = self._model_path or "fastembed's download"

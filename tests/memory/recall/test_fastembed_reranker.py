@@ -6,6 +6,8 @@ scripted engine (test double); the real fastembed loading and its failure run fo
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import time
 from pathlib import Path
 from typing import Any
@@ -116,5 +118,22 @@ async def test_a_slow_failing_load_becomes_unavailable() -> None:
     with pytest.raises(RerankerUnavailable, match="from any source"):
         await reranker.load()
     with pytest.raises(RerankerUnavailable):
+        await reranker.rank("tea", ["tea"])
+    assert factory.calls == 1
+
+
+async def test_a_load_that_fails_while_nobody_waits_is_remembered_not_left_unretrieved() -> None:
+    loop = asyncio.get_running_loop()
+    unhandled: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _, context: unhandled.append(context))
+    factory = SlowLoad(0.2, fails=True)
+    reranker = FastEmbedReranker(load_wait=0.01, engine_factory=factory)
+    with pytest.raises(RerankerError, match="still loading"):
+        await reranker.rank("tea", ["tea"])
+    await asyncio.sleep(0.5)  # the load fails in its thread; no lookup is waiting
+    await reranker.aclose()
+    gc.collect()
+    assert unhandled == []
+    with pytest.raises(RerankerUnavailable, match="from any source"):
         await reranker.rank("tea", ["tea"])
     assert factory.calls == 1
