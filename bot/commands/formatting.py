@@ -12,6 +12,16 @@ ACTOR_WORDS = {
 }
 
 
+def facts_counted(count: int) -> str:
+    """ "1 fact", "3 facts"."""
+    return f"{count} fact" if count == 1 else f"{count} facts"
+
+
+def all_facts(count: int) -> str:
+    """ "the one fact", "all 3 facts"."""
+    return "the one fact" if count == 1 else f"all {facts_counted(count)}"
+
+
 def fact_line(fact: Fact) -> str:
     return f"#{fact.id} {fact.text}"
 

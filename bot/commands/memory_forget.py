@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bot.commands.arguments import fact_number, not_found
 from bot.commands.errors import CommandError
+from bot.commands.formatting import all_facts
 from bot.commands.registry import CommandReply, CommandSpec, Invocation, split_first
 from bot.commands.services import CommandServices
 
@@ -44,7 +45,7 @@ class ForgetFacts:
         confirmations.request(FORGET_ALL, invocation.scope)
         seconds = int(confirmations.window_seconds)
         return CommandReply(
-            f"This erases all {total} facts I remember about you here, for good, and cannot "
+            f"This erases {all_facts(total)} I remember about you here, for good, and cannot "
             f"be undone. To go ahead, send {invocation.prefix}memory forget all {CONFIRM_WORD} "
             f"within {seconds} seconds."
         )
@@ -57,4 +58,4 @@ class ForgetFacts:
                 f"Send {invocation.prefix}memory forget all first."
             )
         erased = await self._services.writer.forget_all(invocation.scope)
-        return CommandReply(f"Done: I forgot all {erased} facts about you here.")
+        return CommandReply(f"Done: I forgot {all_facts(erased)} about you here.")

@@ -6,7 +6,7 @@ import math
 
 from bot.commands.arguments import page_number, required_text
 from bot.commands.errors import CommandError
-from bot.commands.formatting import fact_line
+from bot.commands.formatting import fact_line, facts_counted
 from bot.commands.registry import CommandReply, CommandSpec, Invocation
 from bot.commands.services import CommandServices
 
@@ -33,7 +33,8 @@ class ListFacts:
             return CommandReply("I don't remember anything about you here yet.")
         if not facts:
             raise CommandError(f"There are only {pages} page(s) of facts.")
-        lines = [f"What I remember about you here ({total} facts, page {page} of {pages}):"]
+        counted = facts_counted(total)
+        lines = [f"What I remember about you here ({counted}, page {page} of {pages}):"]
         lines += [fact_line(fact) for fact in facts]
         if page < pages:
             lines.append(f"Next page: {invocation.prefix}memory list {page + 1}")

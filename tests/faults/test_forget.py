@@ -109,7 +109,7 @@ async def test_forget_all_confirm_right_after_a_message_leaves_no_fact(
         assert await bot.say(person, f"My favourite number is {number}.") == "Noted."
     await wait_until_learned(settings.data_dir)
     for person in people:
-        assert (await bot.say(person, "/memory forget all")).startswith("This erases all 1 facts")
+        assert (await bot.say(person, "/memory forget all")).startswith("This erases the one fact")
     # Twenty people at once, each a message and the confirmation right behind it.
     outcomes = await asyncio.gather(*(race(bot, person, gap_ms) for person in people))
     for reply, done in outcomes:

@@ -57,7 +57,7 @@ async def test_session_remembers_lists_and_exports(tmp_path: Path, embedder: Emb
         await bot.app.aclose()
     printed = output.getvalue().splitlines()
     assert printed[0] == 'Mnemo> Got it, I\'ll remember: "I have a cat named Miso" (#1).'
-    assert printed[1] == "Mnemo> What I remember about you here (1 facts, page 1 of 1):"
+    assert printed[1] == "Mnemo> What I remember about you here (1 fact, page 1 of 1):"
     assert printed[2] == "#1 I have a cat named Miso"
     saved = Path(printed[-1].removeprefix("(saved ").removesuffix(")"))
     assert saved.parent == tmp_path / "exports"
@@ -121,7 +121,7 @@ async def test_mnemo_chat_subprocess_remembers_across_runs(tmp_path: Path) -> No
         second = await run_chat(environment, tmp_path, "/memory list\nWhere do I live?\n")
     assert "Mnemo> Lovely city!" in first
     assert (
-        "Mnemo> What I remember about you here (1 facts, page 1 of 1):\n#1 I live in Lisbon"
+        "Mnemo> What I remember about you here (1 fact, page 1 of 1):\n#1 I live in Lisbon"
         in second
     )
     assert "Mnemo> You live in Lisbon." in second

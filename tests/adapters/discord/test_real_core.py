@@ -186,7 +186,7 @@ async def test_forget_all_asks_in_slash_command_terms_then_forgets(
     asked = await slash(fake_discord, ALICE, subcommand("forget-all"))
     assert "/memory forget-all confirm: True" in asked.body["content"]
     done = await slash(fake_discord, ALICE, subcommand("forget-all", confirm=True))
-    assert done.body["content"] == "Done: I forgot all 1 facts about you here."
+    assert done.body["content"] == "Done: I forgot the one fact about you here."
 
 
 async def test_a_question_in_a_channel_is_answered_from_the_askers_memory(

@@ -54,7 +54,7 @@ async def test_told_fact_is_in_a_later_prompt_listed_and_forgotten(bot: Harness)
 
     listing = (await bot.send("alice", "!memory list"))[0]
     assert listing.private
-    assert "1 facts, page 1 of 1" in listing.text
+    assert "1 fact, page 1 of 1" in listing.text
     assert "#1 I have a cat named Miso" in listing.text
 
     forgotten = await bot.say("alice", "/memory forget 1")

@@ -143,9 +143,9 @@ async def test_forget_all_erases_facts_events_turns_and_queued_writes_of_the_sco
     secrets = ("TANGERINE", "PERSIMMON", "QUINCE")
     assert {table for s in secrets for table, _ in await rows_with(bot.app.store, s)} == set(TABLES)
 
-    assert (await bot.say("alice", "!memory forget all")).startswith("This erases all 1 facts")
+    assert (await bot.say("alice", "!memory forget all")).startswith("This erases the one fact")
     done = await bot.say("alice", "!memory forget all confirm")
-    assert done == "Done: I forgot all 1 facts about you here."
+    assert done == "Done: I forgot the one fact about you here."
 
     for word in secrets:
         assert await rows_with(bot.app.store, word) == [], word
@@ -181,7 +181,8 @@ async def test_forget_all_right_after_a_message_leaves_no_fact_for_twenty_people
     try:
         for person in people:
             await bot.say(person, "remember that I like tea")
-            assert (await bot.say(person, "!memory forget all")).startswith("This erases all 1")
+            asked = await bot.say(person, "!memory forget all")
+            assert asked.startswith("This erases the one fact")
             bot.mind.facts[f"My code is {person}-SECRET."] = [fact(f"My code is {person}-SECRET")]
         messages = [direct(bot, p, f"My code is {p}-SECRET.") for p in people]
         confirms = [direct(bot, p, "!memory forget all confirm") for p in people]
@@ -196,7 +197,7 @@ async def test_forget_all_right_after_a_message_leaves_no_fact_for_twenty_people
             await until(lambda: len(bot.llm.waiting) == 1)  # one background call at a time
             answers = await asyncio.gather(*(bot.app.core.handle(c) for c in confirms))
         assert [reply.text for (reply,) in answers] == [
-            "Done: I forgot all 1 facts about you here."
+            "Done: I forgot the one fact about you here."
         ] * len(people)
         bot.llm.open()
         await bot.app.writer.drain()
