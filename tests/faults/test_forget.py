@@ -115,7 +115,7 @@ async def test_forget_all_confirm_right_after_a_message_leaves_no_fact(
     for reply, done in outcomes:
         # Saved or (told so) not saved: either way it must not outlive the confirmation.
         assert reply.startswith("Noted."), reply
-        assert done.startswith("Done: I forgot all "), done
+        assert done.startswith("Done: I forgot "), done
     await wait_until_learned(settings.data_dir)
     assert await bot.stop() == 0
     assert await stored_facts(settings.data_dir) == []
