@@ -17,7 +17,7 @@ from memory.write.grounding import is_grounded
 from memory.write.parsing import ask, parse_answer
 from memory.write.prompts import extraction as prompt
 from memory.write.prompts.extraction import ExtractedT
-from memory.write.referents import joined_to_what_they_name
+from memory.write.referents import joined_to_the_fact_before
 
 log = logging.getLogger(__name__)
 
@@ -73,18 +73,18 @@ async def from_answer(
     message_time: datetime,
     decide: Callable[[ExtractedT], InlineDecision | None] = no_decision,
 ) -> Extraction:
-    """The model's facts checked against the message (grounding), each that points back
-    joined to the fact it points at (:mod:`memory.write.referents`), and dated."""
+    """The model's facts checked against the message (grounding), each that cannot stand
+    alone joined to the fact before it (:mod:`memory.write.referents`), and dated."""
     extracted = [fact for fact in answered if fact.text.strip()]
     grounded = [fact for fact in extracted if is_grounded(fact.text, text)]
     ungrounded = [fact for fact in extracted if fact not in grounded]
     for fact in ungrounded:
         log.info("extraction: %r is not stated in the message; not written", fact.text)
-    joined = joined_to_what_they_name(grounded)
+    joined = joined_to_the_fact_before(grounded, text)
     sources = [source for source, _ in joined]
     for source, was_joined in joined:
         if was_joined:
-            log.info("extraction: a fact that points back was joined: %r", source.text)
+            log.info("extraction: a fact that cannot stand alone was joined: %r", source.text)
     facts = await asyncio.to_thread(to_proposed_all, sources, text, message_time)
     facts = [
         replace(fact, decision=None if was_joined else decide(source))

@@ -1,11 +1,15 @@
-"""A code check on extraction: a fact that begins with "he", "she" or "they" is about what
-the fact before it names ("I have a golden retriever called Biscuit, he's three"), so it is
-joined to that fact: alone, "he's three" says nothing in `/memory list` a month later, and a
-correction of Biscuit's age finds no fact that names him.
+"""A code check on extraction: a fact that cannot stand alone is joined to the fact before it.
+
+Two kinds: one that begins with "he", "she" or "they" is about what the fact before it names
+("I have a golden retriever called Biscuit, he's three"), and one the model cut out of the
+middle of a sentence, the message's next words after the fact before it ("I just moved to
+Porto" and "with my partner Jo"). Alone, "he's three" or "with my partner Jo" says nothing in
+`/memory list` a month later, and a correction finds no fact that names what it corrects.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from memory.write.grounding import WORD, plain
@@ -29,25 +33,75 @@ POINTING_WORDS = frozenset(
 )
 
 
+# The speaker's own words, which begin a fact of its own even mid-sentence ("I have a cat,
+# my sister has a dog"), as :func:`plain` writes them.
+SPEAKER_WORDS = frozenset(
+    """
+    i me my mine we our us
+    ich mein meine meinen meinem meiner mir mich wir unser unsere
+    je j moi mon ma mes nous notre nos
+    yo me mi mis nosotros nosotras nuestro nuestra
+    io mio mia miei noi
+    eu meu minha nos
+    ik mijn wij we
+    я мой моя мое мои мы наш наша
+    """.split()  # noqa: SIM905
+)
+# Between a fact and its continuation: spaces, commas and dashes, no sentence's end.
+JOINING_GAP = re.compile(r"[\s,\u2013\u2014-]*")
+
+
 def points_back(text: str) -> bool:
     """The fact's first word is a pronoun that needs what came before it."""
     words = WORD.findall(plain(text))
     return bool(words) and words[0] in POINTING_WORDS
 
 
-def joined_to_what_they_name(facts: Sequence[ExtractedT]) -> list[tuple[ExtractedT, bool]]:
-    """The facts with each one that points back joined to the fact before it, and whether
-    each was joined (a decision the model gave for either part is not one for the whole)."""
+def continuation(before: str, text: str, message: str) -> str | None:
+    """``before`` and ``text`` as the message writes them together, when ``text`` is the
+    message's next words after ``before`` and starts no fact of its own (its first letter is
+    lower case and not the speaker's word): "I just moved to Porto with my partner Jo"."""
+    words = WORD.findall(plain(text))
+    if not text[:1].islower() or not words or words[0] in SPEAKER_WORDS:
+        return None
+    flat = " ".join(message.split())
+    lowered_message = flat.lower()
+    if len(lowered_message) != len(flat):
+        return None  # a letter whose lower case is longer: positions would not match
+    first = " ".join(before.split()).rstrip(".!").lower()
+    second = " ".join(text.split()).rstrip(".!").lower()
+    start = lowered_message.find(first)
+    if not first or not second or start < 0:
+        return None
+    gap = JOINING_GAP.match(lowered_message, start + len(first))
+    # An empty gap is the middle of a word: "I like tea" is not where "teacakes" begins.
+    if gap is None or gap.end() == gap.start() or not lowered_message.startswith(second, gap.end()):
+        return None
+    return flat[start : gap.end() + len(second)]
+
+
+def joined_to_the_fact_before(
+    facts: Sequence[ExtractedT], message: str
+) -> list[tuple[ExtractedT, bool]]:
+    """The facts with each one that cannot stand alone joined to the fact before it, and
+    whether each was joined (a decision the model gave for either part is not one for the
+    whole)."""
     joined: list[tuple[ExtractedT, bool]] = []
     for fact in facts:
-        if not joined or not points_back(fact.text):
+        before = joined[-1][0] if joined else None
+        text = None if before is None else joined_text(before.text, fact.text, message)
+        if before is None or text is None:
             joined.append((fact, False))
             continue
-        before, _ = joined[-1]
-        text = f"{before.text.strip().rstrip('.!')}, {lowered(fact.text.strip())}"
         when = before.when or fact.when
         joined[-1] = (before.model_copy(update={"text": text, "when": when}), True)
     return joined
+
+
+def joined_text(before: str, text: str, message: str) -> str | None:
+    if points_back(text):
+        return f"{before.strip().rstrip('.!')}, {lowered(text.strip())}"
+    return continuation(before, text, message)
 
 
 def lowered(text: str) -> str:

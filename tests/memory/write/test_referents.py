@@ -1,6 +1,8 @@
-"""A fact that begins with "he", "she" or "they" is joined to the fact before it from the
-same message. Cases are what the 1.5B model wrote for "I have a golden retriever called
-Biscuit, he's three." (two facts, the second "he's three"), and what must stay apart."""
+"""A fact that cannot stand alone is joined to the fact before it from the same message: one
+that begins with "he", "she" or "they", and one that is the message's next words after the
+fact before it. Cases are what the 1.5B model wrote for "I have a golden retriever called
+Biscuit, he's three." (two facts, the second "he's three") and "hi! I am Sam, I just moved to
+Porto with my partner Jo." (the third "with my partner Jo"), and what must stay apart."""
 
 from __future__ import annotations
 
@@ -65,6 +67,63 @@ async def test_the_fact_that_points_back_is_joined_to_the_one_before() -> None:
     extraction = await from_answer(answered, f"I'm Dana. {BISCUIT}", NOW)
     assert [fact.text for fact in extraction.facts] == ["I'm Dana", JOINED]
     assert extraction.facts[1].category == "possession"
+
+
+@pytest.mark.parametrize(
+    ("message", "facts", "expected"),
+    [
+        (
+            "hi! I am Sam, I just moved to Porto with my partner Jo.",
+            ["I am Sam", "I just moved to Porto", "with my partner Jo"],
+            ["I am Sam", "I just moved to Porto with my partner Jo"],
+        ),
+        (
+            "I work remotely as a data engineer, mostly Python and Spark.",
+            ["I work remotely as a data engineer", "mostly Python and Spark"],
+            ["I work remotely as a data engineer, mostly Python and Spark"],
+        ),
+        (
+            "J'habite à Lyon depuis 2019 - avec mon frère.",
+            ["J'habite à Lyon depuis 2019.", "avec mon frère"],
+            ["J'habite à Lyon depuis 2019 - avec mon frère"],
+        ),
+    ],
+)
+async def test_the_next_words_of_the_message_are_joined_to_the_fact_before(
+    message: str, facts: list[str], expected: list[str]
+) -> None:
+    answered = [ExtractedFact(text=text, category="other") for text in facts]
+    extraction = await from_answer(answered, message, NOW)
+    assert [fact.text for fact in extraction.facts] == expected
+
+
+@pytest.mark.parametrize(
+    ("message", "facts"),
+    [
+        # the speaker's own words begin a fact of their own
+        ("I have a cat, my sister has a dog.", ["I have a cat", "my sister has a dog"]),
+        # "and" between them: two facts that share a subject
+        ("I live in Porto and work in Braga.", ["I live in Porto", "work in Braga"]),
+        ("Ich heiße Jonas und wohne in Freiburg.", ["Ich heiße Jonas", "wohne in Freiburg"]),
+        # a sentence ends between them
+        (
+            "I live in Porto. sometimes I visit Lisbon.",
+            ["I live in Porto", "sometimes I visit Lisbon"],
+        ),
+        # not the message's next words
+        (
+            "I moved to Porto last year with my partner Jo.",
+            ["I moved to Porto", "with my partner Jo"],
+        ),
+        ("I like teacakes and tea.", ["I like tea", "cakes and tea"]),
+        # a capital letter: a name begins a fact of its own
+        ("I live in Porto, Jo is my partner.", ["I live in Porto", "Jo is my partner"]),
+    ],
+)
+async def test_a_fact_that_stands_alone_is_not_joined(message: str, facts: list[str]) -> None:
+    answered = [ExtractedFact(text=text, category="other") for text in facts]
+    extraction = await from_answer(answered, message, NOW)
+    assert [fact.text for fact in extraction.facts] == [" ".join(t.split()) for t in facts]
 
 
 async def test_a_joined_fact_has_no_decision_of_the_model_and_the_others_keep_theirs() -> None:
