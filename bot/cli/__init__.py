@@ -12,6 +12,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -30,6 +31,9 @@ from bot.cli.worker import WorkerCommand
 from bot.config import ConfigError, load_config
 from bot.data_folder import DataFolderError, data_folder_access
 from memory.errors import MemoryLayerError
+
+if TYPE_CHECKING:
+    from loguru import Message
 
 BUILT_IN_COMMANDS: tuple[CliCommand, ...] = (
     DoctorCommand(),
@@ -55,6 +59,20 @@ def build_parser(commands: Sequence[CliCommand]) -> argparse.ArgumentParser:
     return parser
 
 
+def send_loguru_to_logging() -> None:
+    """fastembed logs through loguru, which writes to stderr in a format of its own, around
+    the console's conversation and outside the log file; its lines join the log instead."""
+    from loguru import logger
+
+    logger.remove()
+    logger.add(to_logging, level=0, format="{message}")
+
+
+def to_logging(message: Message) -> None:
+    record = message.record
+    logging.getLogger(record["name"]).log(record["level"].no, record["message"])
+
+
 def main(argv: Sequence[str] | None = None, extra_commands: Sequence[CliCommand] = ()) -> int:
     commands = (*extra_commands, *BUILT_IN_COMMANDS)
     arguments = build_parser(commands).parse_args(argv)
@@ -70,6 +88,7 @@ def main(argv: Sequence[str] | None = None, extra_commands: Sequence[CliCommand]
     )
     # APScheduler logs every job it adds and runs at INFO; ours log the jobs' outcomes.
     logging.getLogger("apscheduler").setLevel(max(logging.WARNING, logging.root.level))
+    send_loguru_to_logging()
     command: CliCommand = arguments.handler
     try:
         with data_folder_access(config, command.data_access(arguments)):

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sqlite3
+import sys
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 
 import pytest
+from loguru import logger
 
 from adapters.main import main
+from bot.cli import send_loguru_to_logging
 from bot.data_folder import exclusive_data_folder
 from memory.errors import StoreError
 from memory.index import LanceFactIndex
@@ -132,3 +137,30 @@ def test_config_error_is_one_line_not_a_traceback(
 def test_reconcile_command(config_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--config", str(config_file), "reconcile", "--dry-run"]) == 0
     assert "would repair: 0 missing, 0 stale, 0 re-embedded" in capsys.readouterr().out
+
+
+@pytest.fixture
+def loguru_restored() -> Iterator[None]:
+    yield
+    logger.remove()
+    logger.add(sys.stderr)
+
+
+def test_fastembeds_loguru_lines_join_the_log_not_the_terminal(
+    loguru_restored: None, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    send_loguru_to_logging()
+    from_fastembed = logger.patch(
+        lambda record: record.update({"name": "fastembed.common.model_management"})
+    )
+    with caplog.at_level(logging.INFO):
+        from_fastembed.error("Could not download model from HuggingFace")
+        from_fastembed.debug("below the log's level")
+    assert [(r.name, r.levelno, r.getMessage()) for r in caplog.records] == [
+        (
+            "fastembed.common.model_management",
+            logging.ERROR,
+            "Could not download model from HuggingFace",
+        )
+    ]
+    assert "Could not download" not in capsys.readouterr().err
