@@ -119,7 +119,8 @@ class FastEmbedEmbedder:
         except Exception as error:
             where = self._model_path or "fastembed's download"
             raise EmbeddingModelUnavailable(
-                f"could not load embedding model {self._model!r} from {where}: {error}. "
+                f"could not load embedding model {self._model!r} from {where}: "
+                f"{str(error).rstrip('.')}. "
                 "Without internet access set embedding.model_path to a local ONNX directory."
             ) from error
 

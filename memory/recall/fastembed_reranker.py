@@ -85,9 +85,7 @@ class FastEmbedReranker:
             # shield: a call that stops waiting leaves the load running for the next one.
             engine = await asyncio.wait_for(asyncio.shield(self._load_task), timeout=wait_seconds)
         except TimeoutError as error:
-            raise RerankerError(
-                f"reranker {self._model} is still loading; this lookup uses cosine order"
-            ) from error
+            raise RerankerError(f"reranker {self._model} is still loading") from error
         except Exception as error:
             self._load_error = self._unavailable(error)
             raise self._load_error from error
