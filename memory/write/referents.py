@@ -9,7 +9,6 @@ Porto" and "with my partner Jo"). Alone, "he's three" or "with my partner Jo" sa
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from memory.write.grounding import WORD, plain
@@ -47,8 +46,6 @@ SPEAKER_WORDS = frozenset(
     я мой моя мое мои мы наш наша
     """.split()  # noqa: SIM905
 )
-# Between a fact and its continuation: spaces, commas and dashes, no sentence's end.
-JOINING_GAP = re.compile(r"[\s,\u2013\u2014-]*")
 
 
 def points_back(text: str) -> bool:
@@ -59,8 +56,9 @@ def points_back(text: str) -> bool:
 
 def continuation(before: str, text: str, message: str) -> str | None:
     """``before`` and ``text`` as the message writes them together, when ``text`` is the
-    message's next words after ``before`` and starts no fact of its own (its first letter is
-    lower case and not the speaker's word): "I just moved to Porto with my partner Jo"."""
+    message's next words after ``before``, only a space between them, and starts no fact of
+    its own (its first letter is lower case and not the speaker's word): "I just moved to
+    Porto with my partner Jo"."""
     words = WORD.findall(plain(text))
     if not text[:1].islower() or not words or words[0] in SPEAKER_WORDS:
         return None
@@ -69,15 +67,15 @@ def continuation(before: str, text: str, message: str) -> str | None:
     if len(lowered_message) != len(flat):
         return None  # a letter whose lower case is longer: positions would not match
     first = " ".join(before.split()).rstrip(".!").lower()
-    second = " ".join(text.split()).rstrip(".!").lower()
+    # Only a space between them: after a comma or a dash the next words may be a clause of
+    # their own ("Me mudé a Valencia, ahora vivo en Valencia": Spanish drops the pronoun),
+    # and a fact of two clauses is lost whole when one of them ends.
+    second = " " + " ".join(text.split()).rstrip(".!").lower()
     start = lowered_message.find(first)
-    if not first or not second or start < 0:
+    end = start + len(first)
+    if not first or start < 0 or not lowered_message.startswith(second, end):
         return None
-    gap = JOINING_GAP.match(lowered_message, start + len(first))
-    # An empty gap is the middle of a word: "I like tea" is not where "teacakes" begins.
-    if gap is None or gap.end() == gap.start() or not lowered_message.startswith(second, gap.end()):
-        return None
-    return flat[start : gap.end() + len(second)]
+    return flat[start : end + len(second)]
 
 
 def joined_to_the_fact_before(
