@@ -5,7 +5,7 @@ cello")?
 
     MNEMO_DEV_LLM=1.5b ../shared/llm/serve.sh 18436
     .venv/bin/python -m benchmarks.reply_voice --base-url http://127.0.0.1:18436/v1 \
-        --model qwen2.5-coder-1.5b-instruct
+        --model qwen2.5-coder-1.5b-instruct [--held-out | --introductions] [--repeat N]
 
 Everything is real but the write path: each question's fact is stored as the write path
 stores it (the person's own words, in their language) in SQLite and LanceDB with
@@ -14,6 +14,8 @@ the real recall and the real reply prompt. The check is deterministic: an answer
 the person's voice when a sentence names the fact's subject with a first-person pronoun and
 no second-person one (:func:`voice`); Spanish also by the verbs of its questions, as it
 drops the pronoun. An answer that names the fact without a pronoun counts as neither.
+``--introductions``: the person's first message, nothing stored; an answer that repeats the
+introduction ("Hello! I'm Sam, and I just moved to Porto") speaks as them.
 """
 
 from __future__ import annotations
@@ -40,9 +42,10 @@ from tests.conftest import real_embedder
 @dataclass(frozen=True, slots=True)
 class Question:
     language: str
-    fact: str
+    fact: str  # empty: nothing stored, the question is the person's first message
     question: str
     subject: tuple[str, ...]  # words of the fact an answer about it names (lower case)
+    name: str = "Alice"
 
 
 QUESTIONS = (
@@ -89,20 +92,56 @@ HELD_OUT = (
     Question("ja", "私の趣味は釣りです", "私の趣味を覚えていますか？", ("釣り",)),
 )
 
+# First messages that introduce the person (nothing stored yet): `--introductions`. An
+# answer that repeats the introduction ("Hello! I'm Sam, and I just moved to Porto")
+# speaks as them.
+INTRODUCTIONS = (
+    Question("en", "", "hi! I'm Sam, I just moved to Porto with my partner Jo.", ("porto",), "Sam"),
+    Question(
+        "en", "", "Hello, I'm Priya. I teach maths at a school in Leeds.", ("leeds",), "Priya"
+    ),
+    Question("de", "", "Hallo! Ich bin Jonas und wohne in Freiburg.", ("freiburg",), "Jonas"),
+    Question(
+        "de", "", "Hi, ich heiße Lena und arbeite als Tischlerin in Kassel.", ("kassel",), "Lena"
+    ),
+    Question(
+        "fr", "", "Bonjour ! Je m'appelle Camille, j'habite à Rennes.", ("rennes",), "Camille"
+    ),
+    Question(
+        "fr", "", "Salut, moi c'est Hugo, je suis étudiant en médecine à Lille.", ("lille",), "Hugo"
+    ),
+    Question(
+        "es", "", "¡Hola! Soy Lucía y vivo en Granada con mis dos gatos.", ("granada",), "Lucía"
+    ),
+    Question(
+        "es", "", "Hola, me llamo Mateo, trabajo como cocinero en Bilbao.", ("bilbao",), "Mateo"
+    ),
+    Question("ru", "", "Привет! Меня зовут Олег, я живу в Самаре.", ("самар",), "Олег"),
+    Question("ru", "", "Здравствуйте, я Анна, работаю учительницей в Твери.", ("твер",), "Анна"),
+    Question("ja", "", "こんにちは、ゆきです。大阪に住んでいます。", ("大阪", "ゆきです"), "ゆき"),
+    Question(
+        "ja",
+        "",
+        "はじめまして、ケンです。東京でエンジニアをしています。",
+        ("東京", "ケンです"),
+        "ケン",
+    ),
+)
+
 # First and second person singular (and the polite second person) of each language.
 FIRST = {
     "en": r"\bI\b|\bI'm\b|\b(?i:my|me|mine)\b",
     "de": r"(?i)\b(ich|mein|meine|meinen|meinem|meiner|mir|mich)\b",
     "fr": r"(?i)\b(je|mon|ma|mes|moi)\b|(?i:\bj['’])",
-    "es": r"(?i)\b(yo|mi|mis|me|toco|vivo|trabajo|tengo)\b",
+    "es": r"(?i)\b(yo|mi|mis|me|soy|toco|vivo|trabajo|tengo)\b",
     "ru": r"(?i)\b(я|мой|моя|моё|мою|мои|мне|меня|мной)\b",
-    "ja": r"私|僕|俺",
+    "ja": r"私|僕|俺|ゆきです|ケンです",
 }
 SECOND = {
     "en": r"(?i)\b(you|your|yours|you're)\b",
     "de": r"(?i)\b(du|dein|deine|deinen|deinem|deiner|dir|dich)\b",
     "fr": r"(?i)\b(tu|ton|ta|tes|toi|vous|votre|vos)\b|(?i:\bt['’])",
-    "es": r"(?i)\b(tú|tu|tus|te|ti|usted|vos|tocas|vives|trabajas|tienes)\b",
+    "es": r"(?i)\b(tú|tu|tus|te|ti|usted|vos|eres|tocas|vives|trabajas|tienes)\b",
     "ru": r"(?i)\b(ты|твой|твоя|твоё|твою|твои|тебе|тебя|вы|ваш|ваша|вашу|ваши|вам|вас)\b",
     "ja": r"あなた|君|さん",
 }
@@ -125,15 +164,16 @@ def voice(answer: str, question: Question) -> str:
 
 
 async def ask(app: Application, number: int, question: Question) -> str:
-    """Store the fact as Alice's (a person of her own per question), then ask about it."""
-    user = f"matrix:alice{number}"
-    async with app.store.transaction(index=app.index) as transaction:
-        fact = await transaction.facts.add(Scope(user, "matrix:dm"), NewFact(question.fact))
-        await index_facts(transaction.index, app.embedder, [fact])
+    """Store the fact as the person's (a person of their own per question), then ask."""
+    user = f"matrix:person{number}"
+    if question.fact:
+        async with app.store.transaction(index=app.index) as transaction:
+            fact = await transaction.facts.add(Scope(user, "matrix:dm"), NewFact(question.fact))
+            await index_facts(transaction.index, app.embedder, [fact])
     asked = IncomingMessage(
         platform="matrix",
         user_key=user,
-        display_name="Alice",
+        display_name=question.name,
         room_key="matrix:dm",
         text=question.question,
         time=datetime.now(UTC),
@@ -145,7 +185,7 @@ async def ask(app: Application, number: int, question: Question) -> str:
     return answer.text
 
 
-async def run(base_url: str, model: str, questions: tuple[Question, ...]) -> None:
+async def run(base_url: str, model: str, questions: tuple[Question, ...], repeat: int) -> None:
     counts: dict[str, Counter[str]] = {}
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as directory:
@@ -153,7 +193,7 @@ async def run(base_url: str, model: str, questions: tuple[Question, ...]) -> Non
             config(Path(directory), base_url, model), embedder=real_embedder()
         )
         try:
-            for number, question in enumerate(questions):
+            for number, question in enumerate(questions * repeat):
                 answer = await ask(app, number, question)
                 heard = voice(answer, question)
                 counts.setdefault(question.language, Counter())[heard] += 1
@@ -162,7 +202,8 @@ async def run(base_url: str, model: str, questions: tuple[Question, ...]) -> Non
             await app.aclose()
     total = sum(counts.values(), Counter())
     seconds = time.perf_counter() - started
-    print(f"model {model} at {base_url}, {len(questions)} questions, {seconds:.0f} s")
+    asked = len(questions) * repeat
+    print(f"model {model} at {base_url}, {asked} questions, {seconds:.0f} s")
     print("| language | in the person's voice | addressed to them | neither |")
     print("|---|---|---|---|")
     for language, tally in [*counts.items(), ("all", total)]:
@@ -172,11 +213,16 @@ async def run(base_url: str, model: str, questions: tuple[Question, ...]) -> Non
 
 def main() -> None:
     parser = server_arguments(__doc__ or "")
-    parser.add_argument("--held-out", action="store_true", help="the held-out questions instead")
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument("--held-out", action="store_true", help="the held-out questions instead")
+    chosen.add_argument("--introductions", action="store_true", help="first messages instead")
+    parser.add_argument("--repeat", type=int, default=1, help="ask each this many times")
     arguments = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    questions = HELD_OUT if arguments.held_out else QUESTIONS
-    asyncio.run(run(arguments.base_url, arguments.model, questions))
+    questions: tuple[Question, ...] = QUESTIONS
+    if arguments.held_out or arguments.introductions:
+        questions = HELD_OUT if arguments.held_out else INTRODUCTIONS
+    asyncio.run(run(arguments.base_url, arguments.model, questions, arguments.repeat))
 
 
 if __name__ == "__main__":
