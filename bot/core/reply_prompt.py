@@ -95,6 +95,16 @@ def notes_rule(context: ReplyContext) -> str:
     )
 
 
+def voice_note(context: ReplyContext) -> ChatMessage:
+    """After an answer that opened with the person's words as its own: the call again."""
+    return ChatMessage(
+        "system",
+        f"You are {context.bot_name}, not {context.person_name}: do not repeat "
+        f"{context.person_name}'s words as your own. Answer {context.person_name}, "
+        'speaking to them as "you".',
+    )
+
+
 def notes(context: ReplyContext) -> list[str]:
     """What belongs to the message being answered: who wrote it (in a group room), what the
     bot knows about them, what it replies to, what the web said."""

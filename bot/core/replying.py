@@ -22,6 +22,10 @@ Every call carries the reply's token budget. An answer cut there (:class:`Answer
 sent as far as it goes, with a short note; a cut tools round that was writing a call is
 answered again without tools.
 
+An answer that opens with the person's own words as its own ("Hello! I'm Sam" to "hi!
+I'm Sam") is asked for once more, with a note (:mod:`bot.core.echo`); streamed, that
+opening is never shown.
+
 Given an answer stream, each call streams its text there as it is written
 (:mod:`bot.core.streamed_calls`; the tools round first, then the answer, never a call). A
 stream that breaks midway leaves what was shown as the answer, with a short note.
@@ -33,8 +37,9 @@ import copy
 import logging
 from dataclasses import dataclass, replace
 
-from bot.core.reply_prompt import ReplyContext, build_messages
-from bot.core.streamed_calls import ReplyCalls, StreamBroke
+from bot.core.echo import EchoCheck
+from bot.core.reply_prompt import ReplyContext, build_messages, voice_note
+from bot.core.streamed_calls import ReplyCalls, SpokeAsThePerson, StreamBroke
 from bot.streaming.base import AnswerStream
 from bot.websearch.base import GroupRoom, WebContext, WebSearchAdvisor
 from bot.websearch.tool import TOOL_NAME, WEB_SEARCH_TOOL, read_call, search_plan, tool_results
@@ -122,8 +127,16 @@ class Replier:
         return await self._with_web_context(self._web, context, forced_query)
 
     async def plain(self, context: ReplyContext) -> Reply:
+        """One call; an answer that opens with the person's words as its own is asked for
+        once more, with a note (:mod:`bot.core.echo`)."""
+        messages = build_messages(context)
+        echo = EchoCheck(context.person_name, context.message, context.facts)
         try:
-            text = await self._calls.complete(build_messages(context))
+            try:
+                text = await self._calls.complete(messages, echo)
+            except SpokeAsThePerson as spoke:
+                log.info("asking again, the answer spoke as %s: %s", context.person_name, spoke)
+                text = await self._calls.complete([*messages, voice_note(context)])
         except AnswerCut as cut:
             return cut_reply(cut)
         return Reply(shown(text))

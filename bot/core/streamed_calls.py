@@ -7,6 +7,10 @@ the call never does. A later call's text takes the place of an earlier one's (a 
 round's "let me look that up" gives way to the answer). A stream that breaks after some
 text was shown raises :class:`StreamBroke` with that text, so that it stays, with a note.
 Without a stream, or with a model that cannot stream, these are the plain calls.
+
+Given an :class:`~bot.core.echo.EchoCheck`, an answer that opens with the person's own
+words as its own raises :class:`SpokeAsThePerson`; streamed, its opening is held back until
+the check is clear, so the echo is never shown.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bot.core.echo import EchoCheck, Verdict
 from bot.streaming.base import AnswerStream
 from bot.websearch.tool import TOOL_NAME
 from memory.llm import (
@@ -42,11 +47,20 @@ class StreamBroke(Exception):
         self.shown = shown
 
 
+class SpokeAsThePerson(Exception):
+    """The answer opened with the person's own words as its own: ``opening``."""
+
+    def __init__(self, opening: str) -> None:
+        super().__init__(f"the answer opened with the person's words: {opening[:120]!r}")
+        self.opening = opening
+
+
 class Showing:
     """One call's text as it arrives, and what of it the stream was given."""
 
-    def __init__(self, stream: AnswerStream) -> None:
+    def __init__(self, stream: AnswerStream, echo: EchoCheck | None) -> None:
         self._stream = stream
+        self._echo = echo
         self._text = ""
         self.shown = ""
 
@@ -55,6 +69,13 @@ class Showing:
         if SETTLING.isdisjoint(piece):
             return
         visible = shown_while_streaming(self._text, [TOOL_NAME])
+        if self._echo is not None:
+            verdict = self._echo.verdict(visible)
+            if verdict is Verdict.ECHO:
+                raise SpokeAsThePerson(visible)
+            if verdict is Verdict.HOLD:
+                return
+            self._echo = None  # clear for good: the opening is past
         if visible and visible != self.shown:
             self.shown = visible
             self._stream.grow(visible)
@@ -66,14 +87,19 @@ class ReplyCalls:
     stream: AnswerStream | None = None
     temperature: float | None = None
 
-    async def complete(self, messages: Sequence[ChatMessage]) -> str:
-        """The reply's text, as ``complete`` gives it."""
+    async def complete(self, messages: Sequence[ChatMessage], echo: EchoCheck | None = None) -> str:
+        """The reply's text, as ``complete`` gives it; SpokeAsThePerson if ``echo`` finds
+        the person's words in its opening."""
         model = self._streaming()
-        if model is None:
-            return await self.llm.complete(
+        if model is not None:
+            text = (await self._streamed(model, messages, (), echo)).text
+        else:
+            text = await self.llm.complete(
                 messages, kind=CallKind.REPLY, temperature=self.temperature
             )
-        return (await self._streamed(model, messages, ())).text
+        if echo is not None and echo.verdict(text, complete=True) is Verdict.ECHO:
+            raise SpokeAsThePerson(text)
+        return text
 
     async def complete_with_tools(
         self, model: ToolCallingModel, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
@@ -81,7 +107,7 @@ class ReplyCalls:
         streaming = self._streaming()
         if streaming is None:
             return await model.complete_with_tools(messages, tools, temperature=self.temperature)
-        return await self._streamed(streaming, messages, tools)
+        return await self._streamed(streaming, messages, tools, None)
 
     def _streaming(self) -> StreamingModel | None:
         if self.stream is None or not isinstance(self.llm, StreamingModel):
@@ -89,10 +115,14 @@ class ReplyCalls:
         return self.llm
 
     async def _streamed(
-        self, model: StreamingModel, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
+        self,
+        model: StreamingModel,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec],
+        echo: EchoCheck | None,
     ) -> AssistantTurn:
         assert self.stream is not None
-        showing = Showing(self.stream)
+        showing = Showing(self.stream, echo)
         try:
             return await model.stream(
                 messages, showing.add, tools=tools, temperature=self.temperature

@@ -1,0 +1,145 @@
+# ruff: noqa: RUF001  (first-person words in Cyrillic letters)
+"""A code check on the reply: an answer that opens with the person's own words in the first
+person speaks as them. To "hi! I'm Sam, I just moved to Porto" a small model answered
+"Hello! I'm Sam, and I just moved to Porto", and to "What instrument do I play?" with the
+note "Alice plays the cello", "I play the cello".
+
+The check reads the answer's opening, after greetings ("Hello!", "Yes,"): it echoes when it
+begins like one of the person's first-person texts (a clause of the message that begins with
+"I", "my", "ich", ...; a recalled fact as they said it), over the first four words of that
+text or all of a shorter one, or when it gives the person's name as the speaker's ("I'm Sam",
+"Ich bin auch Jonas", "ゆきです"). While the opening streamed so far may still become such an
+echo, it is held back (:meth:`EchoCheck.verdict`), so what the person sees never holds it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from enum import Enum
+
+from memory.write.grounding import plain
+
+# Each letter of a script written without spaces, and words of the others.
+UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+UNSPACED_LETTER = re.compile(rf"[{UNSPACED}]")
+TOKEN = re.compile(rf"[{UNSPACED}]|[^\W{UNSPACED}]+")
+CLAUSE_END = re.compile(r"[.!?;:,\n。！？、]+")
+# What an answer may open with before it says anything (as :func:`plain` writes them).
+OPENERS = frozenset(
+    """
+    hi hello hey yes sure oh ok okay well great
+    hallo servus moin ja gerne super
+    bonjour salut coucou oui bien
+    hola buenas si claro vale
+    ciao certo
+    ola oi sim
+    привет здравствуите да конечно
+    こんにちは はじめまして はい
+    """.split()  # noqa: SIM905
+)
+# The first words of a clause in the first person (as :func:`plain` writes them).
+SPEAKER = frozenset(
+    """
+    i my ich mein meine wir unser je j moi mon ma mes nous yo mi mis me soy io mio mia
+    eu meu minha ik mijn я мой моя мою меня мне мы
+    """.split()  # noqa: SIM905
+)
+# "I'm NAME" and its kin: the speaker's name, where NAME stands.
+CALLED = (
+    "i m NAME",
+    "i am NAME",
+    "i m also NAME",
+    "my name is NAME",
+    "ich bin NAME",
+    "ich bin auch NAME",
+    "ich heisse NAME",
+    "ich heisse auch NAME",
+    "je suis NAME",
+    "je m appelle NAME",
+    "moi c est NAME",
+    "soy NAME",
+    "me llamo NAME",
+    "yo soy NAME",
+    "меня зовут NAME",
+    "я NAME",
+)
+CALLED_UNSPACED = ("NAME です",)  # "ゆきです"
+# An opening this long that matches no text is clear.
+COMPARED = 4
+
+
+def tokens(text: str) -> list[str]:
+    return TOKEN.findall(plain(text))
+
+
+OPENING_TOKENS = [tokens(opener) for opener in OPENERS]
+
+
+class Verdict(Enum):
+    HOLD = "hold"  # the opening may still become an echo
+    ECHO = "echo"
+    CLEAR = "clear"
+
+
+class EchoCheck:
+    """The person's first-person texts, and whether an answer opens with one of them."""
+
+    def __init__(self, person_name: str, message: str, facts: Sequence[str]) -> None:
+        texts = [clause for text in (message, *facts) for clause in first_person(text)]
+        name = first_name(person_name)
+        unspaced = bool(name) and all(UNSPACED_LETTER.fullmatch(letter) for letter in name)
+        if name:
+            texts += [called_as(pattern, name) for pattern in CALLED]
+        if unspaced:
+            texts += [called_as(pattern, name) for pattern in CALLED_UNSPACED]
+        self._texts = [text[:COMPARED] for text in texts]
+
+    def verdict(self, answer: str, *, complete: bool = False) -> Verdict:
+        """ECHO or CLEAR; while the answer is still being written (not ``complete``), HOLD
+        as long as its opening may still become an echo."""
+        opening = without_openers(tokens(answer))
+        if any(opening[: len(text)] == text for text in self._texts):
+            return Verdict.ECHO
+        if complete:
+            return Verdict.CLEAR
+        # The last word may be cut: "Hel" may become "Hello", "I'm Sa" "I'm Sam".
+        cut = bool(answer) and (answer[-1].isalnum() or answer[-1] == "'")
+        if not opening or any(may_become(opening, t, cut) for t in self._texts + OPENING_TOKENS):
+            return Verdict.HOLD
+        return Verdict.CLEAR
+
+
+def first_person(text: str) -> list[list[str]]:
+    """The clauses of ``text`` of three words or more that begin with a first-person word."""
+    clauses = [tokens(clause) for clause in CLAUSE_END.split(text)]
+    return [clause for clause in clauses if len(clause) >= 3 and clause[0] in SPEAKER]
+
+
+def first_name(person_name: str) -> list[str]:
+    words = person_name.split()
+    return tokens(words[0]) if words else []
+
+
+def called_as(pattern: str, name: list[str]) -> list[str]:
+    before, after = pattern.split("NAME")
+    return [*tokens(before), *name, *tokens(after)]
+
+
+def without_openers(opening: list[str]) -> list[str]:
+    start = 0
+    while True:
+        found = [o for o in OPENING_TOKENS if opening[start : start + len(o)] == o]
+        if not found:
+            return opening[start:]
+        start += len(max(found, key=len))
+
+
+def may_become(opening: list[str], text: list[str], cut: bool) -> bool:
+    """``opening`` is the start of ``text`` (its last token the start of a word if ``cut``)."""
+    if len(opening) > len(text):
+        return False
+    *whole, last = opening
+    if text[: len(whole)] != whole:
+        return False
+    return text[len(whole)] == last or (cut and text[len(whole)].startswith(last))

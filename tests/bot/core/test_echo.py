@@ -1,0 +1,133 @@
+# ruff: noqa: RUF001  (answers in Cyrillic letters)
+"""An answer that opens with the person's own words as its own is asked for once more, and
+streamed, its opening is never shown. The echoes are what the real 1.5B and 0.5B models
+answered (docs/benchmarks.md, "Replies in the person's voice"); the scripted model in the
+core's tests stands for their judgement."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.core.echo import EchoCheck, Verdict
+from bot.messages import IncomingMessage
+from memory.embedding import Embedder
+from memory.records import Role
+from tests.bot.core.harness import Harness, open_harness, reply_calls
+
+SAM = "hi! I'm Sam, I just moved to Porto with my partner Jo."
+SAM_ECHO = "Hello! I'm Sam, and I just moved to Porto with my partner Jo. How can I help?"
+WELCOME = "Welcome to Porto, Sam! How are you and Jo settling in?"
+
+
+@pytest.mark.parametrize(
+    ("name", "message", "facts", "answer"),
+    [
+        ("sam", SAM, [], SAM_ECHO),
+        ("Sam Jones", SAM, [], "Hi! I just moved to Porto with my partner Jo."),
+        ("Jonas", "Hallo! Ich bin Jonas und wohne in Freiburg.", [], "Hallo! Ich bin auch Jonas."),
+        ("Olga", "Привет! Меня зовут Ольга.", [], "Привет! Меня зовут Ольга, я живу в Самаре."),
+        ("ゆき", "こんにちは、ゆきです。", [], "こんにちは、ゆきです。大阪に住んでいます。"),
+        ("Alice", "What instrument do I play?", ["I play the cello"], "I play the cello."),
+        ("Alice", "Wo wohne ich?", ["Ich wohne in Leipzig"], "Ja, ich wohne in Leipzig."),
+    ],
+)
+def test_an_answer_that_opens_with_the_persons_words_echoes(
+    name: str, message: str, facts: list[str], answer: str
+) -> None:
+    assert EchoCheck(name, message, facts).verdict(answer, complete=True) is Verdict.ECHO
+
+
+@pytest.mark.parametrize(
+    ("name", "message", "facts", "answer"),
+    [
+        ("sam", SAM, [], WELCOME),
+        ("sam", SAM, [], "Hi Sam! I'm Mnemo. How can I help?"),
+        ("sam", "I think it might rain today.", [], "I think so too: take an umbrella."),
+        ("Alice", "What instrument do I play?", ["I play the cello"], "You play the cello."),
+        ("Alice", "What do I play?", ["I play the cello"], "I remember you play the cello."),
+        ("ゆき", "こんにちは、ゆきです。", [], "こんにちは、ゆきさん！"),
+        ("sam", "", [], ""),
+    ],
+)
+def test_an_answer_in_its_own_voice_is_clear(
+    name: str, message: str, facts: list[str], answer: str
+) -> None:
+    assert EchoCheck(name, message, facts).verdict(answer, complete=True) is Verdict.CLEAR
+
+
+def test_while_it_streams_an_echo_is_held_until_it_is_one() -> None:
+    check = EchoCheck("sam", SAM, [])
+    verdicts = [check.verdict(SAM_ECHO[:end]) for end in range(1, len(SAM_ECHO) + 1)]
+    assert Verdict.CLEAR not in verdicts
+    assert check.verdict("Hello! I'm Sa") is Verdict.HOLD
+    assert check.verdict("Hello! I'm Sam,") is Verdict.ECHO
+
+
+def test_while_it_streams_a_good_answer_is_clear_after_its_first_words() -> None:
+    check = EchoCheck("sam", SAM, [])
+    assert check.verdict("Hel") is Verdict.HOLD  # may still be "Hello", an opener
+    assert check.verdict("Welcome to") is Verdict.CLEAR
+    assert check.verdict("I") is Verdict.HOLD
+    assert check.verdict("I'm Mnemo") is Verdict.CLEAR
+
+
+class RecordingStream:
+    """Test double for an adapter's answer stream: records every text it was given."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def grow(self, text: str) -> None:
+        self.texts.append(text)
+
+
+@pytest.fixture
+async def harness(tmp_path: Path, embedder: Embedder) -> AsyncIterator[Harness]:
+    opened = await open_harness(tmp_path, embedder)
+    yield opened
+    await opened.app.aclose()
+
+
+async def say_as_sam(harness: Harness, stream: RecordingStream | None) -> str:
+    message = IncomingMessage(
+        platform="matrix",
+        user_key="matrix:sam",
+        display_name="Sam",
+        room_key="matrix:dm",
+        text=SAM,
+        time=harness.clock.tick(),
+        is_direct=True,
+        mentions_bot=False,
+        stream=stream,
+    )
+    [reply] = await harness.app.core.handle(message)
+    await harness.app.writer.drain()
+    return reply.text
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_the_echo_is_asked_for_again_with_a_note_and_never_shown(
+    harness: Harness, streamed: bool
+) -> None:
+    harness.mind.replies += [SAM_ECHO, WELCOME]
+    stream = RecordingStream() if streamed else None
+    assert await say_as_sam(harness, stream) == WELCOME
+    first, second = reply_calls(harness.llm)
+    assert second.messages[:-1] == first.messages
+    assert second.messages[-1].role == "system"
+    assert "not Sam" in second.messages[-1].content
+    if stream is not None:
+        assert stream.texts and all(WELCOME.startswith(text) for text in stream.texts)
+    async with harness.app.store.transaction() as tx:
+        turns = await tx.turns.recent("matrix:dm", limit=10)
+    assert [turn.text for turn in turns if turn.role is Role.ASSISTANT] == [WELCOME]
+
+
+async def test_an_answer_that_echoes_twice_is_sent_the_second_time(harness: Harness) -> None:
+    again = "Hi! I'm Sam, and I moved to Porto."
+    harness.mind.replies += [SAM_ECHO, again]
+    assert await say_as_sam(harness, RecordingStream()) == again
+    assert len(reply_calls(harness.llm)) == 2
