@@ -56,9 +56,10 @@ def points_back(text: str) -> bool:
 
 def continuation(before: str, text: str, message: str) -> str | None:
     """``before`` and ``text`` as the message writes them together, when ``text`` is the
-    message's next words after ``before``, only a space between them, and starts no fact of
-    its own (its first letter is lower case and not the speaker's word): "I just moved to
-    Porto with my partner Jo"."""
+    message's next words after ``before``, and starts no fact of its own (its first letter is
+    lower case and not the speaker's word): "I just moved to Porto with my partner Jo".
+    Spanish and Italian drop the pronoun, so "Me mudé a Valencia, ahora vivo en Valencia"
+    becomes one fact of two clauses: true, where its parts alone say little."""
     words = WORD.findall(plain(text))
     if not text[:1].islower() or not words or words[0] in SPEAKER_WORDS:
         return None
@@ -67,15 +68,14 @@ def continuation(before: str, text: str, message: str) -> str | None:
     if len(lowered_message) != len(flat):
         return None  # a letter whose lower case is longer: positions would not match
     first = " ".join(before.split()).rstrip(".!").lower()
-    # Only a space between them: after a comma or a dash the next words may be a clause of
-    # their own ("Me mudé a Valencia, ahora vivo en Valencia": Spanish drops the pronoun),
-    # and a fact of two clauses is lost whole when one of them ends.
-    second = " " + " ".join(text.split()).rstrip(".!").lower()
+    second = " ".join(text.split()).rstrip(".!").lower()
     start = lowered_message.find(first)
     end = start + len(first)
-    if not first or start < 0 or not lowered_message.startswith(second, end):
+    if not first or start < 0:
         return None
-    return flat[start : end + len(second)]
+    # A space or a comma between them; no word, no sentence's end, no dash.
+    gap = next((gap for gap in (" ", ", ") if lowered_message.startswith(gap + second, end)), None)
+    return None if gap is None else flat[start : end + len(gap) + len(second)]
 
 
 def joined_to_the_fact_before(

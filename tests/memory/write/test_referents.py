@@ -78,6 +78,16 @@ async def test_the_fact_that_points_back_is_joined_to_the_one_before() -> None:
             ["I am Sam", "I just moved to Porto with my partner Jo"],
         ),
         (
+            "I work remotely as a data engineer, mostly Python and Spark.",
+            ["I work remotely as a data engineer", "mostly Python and Spark"],
+            ["I work remotely as a data engineer, mostly Python and Spark"],
+        ),
+        (
+            "Me mudé a Valencia, ahora vivo en Valencia.",
+            ["Me mudé a Valencia", "ahora vivo en Valencia"],
+            ["Me mudé a Valencia, ahora vivo en Valencia"],
+        ),
+        (
             "Ich wohne seit 2019 in Köln mit meiner Frau.",
             ["Ich wohne seit 2019 in Köln.", "mit meiner Frau"],
             ["Ich wohne seit 2019 in Köln mit meiner Frau"],
@@ -100,15 +110,8 @@ async def test_the_next_words_of_the_message_are_joined_to_the_fact_before(
         # "and" between them: two facts that share a subject
         ("I live in Porto and work in Braga.", ["I live in Porto", "work in Braga"]),
         ("Ich heiße Jonas und wohne in Freiburg.", ["Ich heiße Jonas", "wohne in Freiburg"]),
-        # a comma: what follows may be a clause of its own (Spanish drops the pronoun)
-        (
-            "Me mudé a Valencia, ahora vivo en Valencia.",
-            ["Me mudé a Valencia", "ahora vivo en Valencia"],
-        ),
-        (
-            "I work remotely as a data engineer, mostly Python and Spark.",
-            ["I work remotely as a data engineer", "mostly Python and Spark"],
-        ),
+        # a dash
+        ("I live in Lyon - work in Paris.", ["I live in Lyon", "work in Paris"]),
         # a sentence ends between them
         (
             "I live in Porto. sometimes I visit Lisbon.",
