@@ -126,20 +126,23 @@ class Replier:
                 return reply
         return await self._with_web_context(self._web, context, forced_query)
 
-    async def plain(self, context: ReplyContext) -> Reply:
-        """One call; an answer that opens with the person's words as its own is asked for
-        once more, with a note (:mod:`bot.core.echo`)."""
+    async def plain(self, context: ReplyContext, *, noted: bool = False) -> Reply:
+        """One call. An answer that opens with the person's words as its own is asked for
+        once more, ``noted`` (:mod:`bot.core.echo`)."""
         messages = build_messages(context)
-        echo = EchoCheck(context.person_name, context.message, context.facts)
+        if noted:
+            messages.append(voice_note(context))
         try:
-            try:
-                text = await self._calls.complete(messages, echo)
-            except SpokeAsThePerson as spoke:
-                log.info("asking again, the answer spoke as %s: %s", context.person_name, spoke)
-                text = await self._calls.complete([*messages, voice_note(context)])
+            text = await self._calls.complete(messages, None if noted else echo_check(context))
+        except SpokeAsThePerson as spoke:
+            return await self._noted(context, spoke)
         except AnswerCut as cut:
             return cut_reply(cut)
         return Reply(shown(text))
+
+    async def _noted(self, context: ReplyContext, spoke: SpokeAsThePerson) -> Reply:
+        log.info("asking again, the answer spoke as %s: %s", context.person_name, spoke)
+        return await self.plain(context, noted=True)
 
     def _tool_model(self) -> ToolCallingModel | None:
         llm = self._llm
@@ -182,7 +185,9 @@ class Replier:
         """The reply through the tool; ``None`` when the model refuses tools."""
         messages = build_messages(replace(context, web_tool=True))
         try:
-            first = await self._ask(model, messages)
+            first = await self._ask(model, messages, echo_check(context))
+        except SpokeAsThePerson as spoke:
+            return await self._noted(context, spoke)
         except AnswerCut as cut:
             return await self._after_cut(context, cut)
         except (ToolsNotSupported, LanguageModelResponseError) as error:
@@ -242,5 +247,11 @@ class Replier:
         reply = await self.plain(replace(context, web_section=found.prompt_section))
         return reply.with_notice(found.notice)
 
-    async def _ask(self, model: ToolCallingModel, messages: list[ChatMessage]) -> AssistantTurn:
-        return await self._calls.complete_with_tools(model, messages, [WEB_SEARCH_TOOL])
+    async def _ask(
+        self, model: ToolCallingModel, messages: list[ChatMessage], echo: EchoCheck | None = None
+    ) -> AssistantTurn:
+        return await self._calls.complete_with_tools(model, messages, [WEB_SEARCH_TOOL], echo)
+
+
+def echo_check(context: ReplyContext) -> EchoCheck:
+    return EchoCheck(context.person_name, context.message, context.facts)

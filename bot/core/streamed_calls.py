@@ -81,6 +81,11 @@ class Showing:
             self._stream.grow(visible)
 
 
+def echoed(echo: EchoCheck | None, text: str) -> None:
+    if echo is not None and echo.verdict(text, complete=True) is Verdict.ECHO:
+        raise SpokeAsThePerson(text)
+
+
 @dataclass(frozen=True, slots=True)
 class ReplyCalls:
     llm: LanguageModel
@@ -97,17 +102,26 @@ class ReplyCalls:
             text = await self.llm.complete(
                 messages, kind=CallKind.REPLY, temperature=self.temperature
             )
-        if echo is not None and echo.verdict(text, complete=True) is Verdict.ECHO:
-            raise SpokeAsThePerson(text)
+        echoed(echo, text)
         return text
 
     async def complete_with_tools(
-        self, model: ToolCallingModel, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
+        self,
+        model: ToolCallingModel,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec],
+        echo: EchoCheck | None = None,
     ) -> AssistantTurn:
+        """The turn, as ``complete_with_tools`` gives it; SpokeAsThePerson as ``complete``
+        if it calls no tool."""
         streaming = self._streaming()
-        if streaming is None:
-            return await model.complete_with_tools(messages, tools, temperature=self.temperature)
-        return await self._streamed(streaming, messages, tools, None)
+        if streaming is not None:
+            turn = await self._streamed(streaming, messages, tools, echo)
+        else:
+            turn = await model.complete_with_tools(messages, tools, temperature=self.temperature)
+        if not turn.tool_calls:
+            echoed(echo, turn.text)
+        return turn
 
     def _streaming(self) -> StreamingModel | None:
         if self.stream is None or not isinstance(self.llm, StreamingModel):

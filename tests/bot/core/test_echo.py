@@ -7,13 +7,19 @@ core's tests stands for their judgement."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import date
 from pathlib import Path
 
 import pytest
 
 from bot.core.echo import EchoCheck, Verdict
+from bot.core.reply_prompt import ReplyContext
+from bot.core.replying import Replier
 from bot.messages import IncomingMessage
+from bot.websearch.base import WebContext
+from bot.websearch.fixed import FixedWebSearchAdvisor
 from memory.embedding import Embedder
+from memory.llm import ScriptedLanguageModel
 from memory.records import Role
 from tests.bot.core.harness import Harness, open_harness, reply_calls
 
@@ -131,3 +137,21 @@ async def test_an_answer_that_echoes_twice_is_sent_the_second_time(harness: Harn
     harness.mind.replies += [SAM_ECHO, again]
     assert await say_as_sam(harness, RecordingStream()) == again
     assert len(reply_calls(harness.llm)) == 2
+
+
+async def test_with_web_search_an_echo_is_asked_for_again_without_tools() -> None:
+    context = ReplyContext(
+        bot_name="Mnemo",
+        person_name="Sam",
+        today=date(2026, 12, 4),
+        facts=[],
+        turns=[],
+        message=SAM,
+    )
+    llm = ScriptedLanguageModel([SAM_ECHO, WELCOME])
+    web = FixedWebSearchAdvisor(WebContext(("Porto",), "[1] Porto - https://porto.example"))
+    reply = await Replier(llm, web).reply(context, forced_query=None)
+    assert reply.text == WELCOME
+    assert llm.calls[0].tools and not llm.calls[1].tools
+    assert "not Sam" in llm.calls[1].messages[-1].content
+    assert web.searches == []
