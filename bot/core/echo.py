@@ -37,7 +37,7 @@ OPENERS = frozenset(
     привет здравствуите да конечно
     こんにちは はじめまして はい
     """.split()  # noqa: SIM905
-)
+) | {"how are you", "wie geht es dir", "ca va", "que tal", "как дела"}
 # The first words of a clause in the first person (as :func:`plain` writes them).
 SPEAKER = frozenset(
     """
@@ -88,6 +88,7 @@ class EchoCheck:
     def __init__(self, person_name: str, message: str, facts: Sequence[str]) -> None:
         texts = [clause for text in (message, *facts) for clause in first_person(text)]
         name = first_name(person_name)
+        self._name = name
         unspaced = bool(name) and all(UNSPACED_LETTER.fullmatch(letter) for letter in name)
         if name:
             texts += [called_as(pattern, name) for pattern in CALLED]
@@ -98,16 +99,23 @@ class EchoCheck:
     def verdict(self, answer: str, *, complete: bool = False) -> Verdict:
         """ECHO or CLEAR; while the answer is still being written (not ``complete``), HOLD
         as long as its opening may still become an echo."""
-        opening = without_openers(tokens(answer))
-        if any(opening[: len(text)] == text for text in self._texts):
+        # With and without the person's name after a greeting: "Hallo Jonas! Ich bin auch
+        # Jonas", and "ゆきです", which begins with the name.
+        answered = tokens(answer)
+        openings = [without_openers(answered, []), without_openers(answered, [self._name])]
+        if any(opening[: len(t)] == t for opening in openings for t in self._texts):
             return Verdict.ECHO
         if complete:
             return Verdict.CLEAR
         # The last word may be cut: "Hel" may become "Hello", "I'm Sa" "I'm Sam".
         cut = bool(answer) and (answer[-1].isalnum() or answer[-1] == "'")
-        if not opening or any(may_become(opening, t, cut) for t in self._texts + OPENING_TOKENS):
+        if any(self._may_become(opening, cut) for opening in openings):
             return Verdict.HOLD
         return Verdict.CLEAR
+
+    def _may_become(self, opening: list[str], cut: bool) -> bool:
+        candidates = [*self._texts, *OPENING_TOKENS, self._name]
+        return not opening or any(may_become(opening, text, cut) for text in candidates if text)
 
 
 def first_person(text: str) -> list[list[str]]:
@@ -126,10 +134,10 @@ def called_as(pattern: str, name: list[str]) -> list[str]:
     return [*tokens(before), *name, *tokens(after)]
 
 
-def without_openers(opening: list[str]) -> list[str]:
+def without_openers(opening: list[str], also: list[list[str]]) -> list[str]:
     start = 0
     while True:
-        found = [o for o in OPENING_TOKENS if opening[start : start + len(o)] == o]
+        found = [o for o in [*OPENING_TOKENS, *also] if o and opening[start : start + len(o)] == o]
         if not found:
             return opening[start:]
         start += len(max(found, key=len))

@@ -34,6 +34,13 @@ WELCOME = "Welcome to Porto, Sam! How are you and Jo settling in?"
         ("sam", SAM, [], SAM_ECHO),
         ("Sam Jones", SAM, [], "Hi! I just moved to Porto with my partner Jo."),
         ("Jonas", "Hallo! Ich bin Jonas und wohne in Freiburg.", [], "Hallo! Ich bin auch Jonas."),
+        ("Jonas", "Hallo! Ich bin Jonas.", [], "Hallo Jonas! Ich bin auch Jonas und wohne hier."),
+        (
+            "Олег",
+            "Меня зовут Олег, я живу в Самаре.",
+            [],
+            "Привет! Как дела? Я Олег, живу в Самаре.",
+        ),
         ("Olga", "Привет! Меня зовут Ольга.", [], "Привет! Меня зовут Ольга, я живу в Самаре."),
         ("ゆき", "こんにちは、ゆきです。", [], "こんにちは、ゆきです。大阪に住んでいます。"),
         ("Alice", "What instrument do I play?", ["I play the cello"], "I play the cello."),
