@@ -10,6 +10,8 @@ begins like one of the person's first-person texts (a clause of the message that
 text or all of a shorter one, or when it gives the person's name as the speaker's ("I'm Sam",
 "Ich bin auch Jonas", "ゆきです"). While the opening streamed so far may still become such an
 echo, it is held back (:meth:`EchoCheck.verdict`), so what the person sees never holds it.
+An answer asked for again that echoes too loses its echoing sentences
+(:meth:`EchoCheck.without_echo`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 UNSPACED_LETTER = re.compile(rf"[{UNSPACED}]")
 TOKEN = re.compile(rf"[{UNSPACED}]|[^\W{UNSPACED}]+")
 CLAUSE_END = re.compile(r"[.!?;:,\n。！？、]+")
+SENTENCE = re.compile(r"[^.!?\n。！？]*(?:[.!?\n。！？]+\s*|$)")
 # What an answer may open with before it says anything (as :func:`plain` writes them).
 OPENERS = frozenset(
     """
@@ -112,6 +115,20 @@ class EchoCheck:
         if any(self._may_become(opening, cut) for opening in openings):
             return Verdict.HOLD
         return Verdict.CLEAR
+
+    def without_echo(self, answer: str) -> str:
+        """``answer`` without the sentences at its start that echo (greetings kept):
+        "Hallo! Ich bin Jonas und wohne in Freiburg. Wie kann ich helfen?" becomes
+        "Hallo! Wie kann ich helfen?"."""
+        sentences = [sentence for sentence in SENTENCE.findall(answer) if sentence]
+        kept: list[str] = []
+        for at, sentence in enumerate(sentences):
+            if self.verdict(sentence, complete=True) is Verdict.ECHO:
+                continue
+            if without_openers(tokens(sentence), [self._name]):
+                return "".join([*kept, *sentences[at:]]).strip()
+            kept.append(sentence)
+        return "".join(kept).strip()
 
     def _may_become(self, opening: list[str], cut: bool) -> bool:
         candidates = [*self._texts, *OPENING_TOKENS, self._name]

@@ -128,14 +128,19 @@ class Replier:
 
     async def plain(self, context: ReplyContext, *, noted: bool = False) -> Reply:
         """One call. An answer that opens with the person's words as its own is asked for
-        once more, ``noted`` (:mod:`bot.core.echo`)."""
+        once more, ``noted`` (:mod:`bot.core.echo`); if that one does too, its echoing
+        sentences are left out."""
         messages = build_messages(context)
         if noted:
             messages.append(voice_note(context))
+        echo = echo_check(context)
         try:
-            text = await self._calls.complete(messages, None if noted else echo_check(context))
+            text = await self._calls.complete(messages, echo, whole=noted)
         except SpokeAsThePerson as spoke:
-            return await self._noted(context, spoke)
+            if not noted:
+                return await self._noted(context, spoke)
+            log.info("the answer asked for again spoke as %s too: %s", context.person_name, spoke)
+            text = echo.without_echo(spoke.opening)
         except AnswerCut as cut:
             return cut_reply(cut)
         return Reply(shown(text))

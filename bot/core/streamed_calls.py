@@ -48,7 +48,8 @@ class StreamBroke(Exception):
 
 
 class SpokeAsThePerson(Exception):
-    """The answer opened with the person's own words as its own: ``opening``."""
+    """The answer opened with the person's own words as its own: ``opening`` (the whole
+    answer when it was not streamed)."""
 
     def __init__(self, opening: str) -> None:
         super().__init__(f"the answer opened with the person's words: {opening[:120]!r}")
@@ -58,22 +59,26 @@ class SpokeAsThePerson(Exception):
 class Showing:
     """One call's text as it arrives, and what of it the stream was given."""
 
-    def __init__(self, stream: AnswerStream, echo: EchoCheck | None) -> None:
+    def __init__(self, stream: AnswerStream, echo: EchoCheck | None, whole: bool) -> None:
         self._stream = stream
         self._echo = echo
+        self._whole = whole
+        self._echoed = False
         self._text = ""
         self.shown = ""
 
     async def add(self, piece: str) -> None:
         self._text += piece
-        if SETTLING.isdisjoint(piece):
+        if SETTLING.isdisjoint(piece) or self._echoed:
             return
         visible = shown_while_streaming(self._text, [TOOL_NAME])
         if self._echo is not None:
             verdict = self._echo.verdict(visible)
-            if verdict is Verdict.ECHO:
+            if verdict is Verdict.ECHO and not self._whole:
                 raise SpokeAsThePerson(visible)
-            if verdict is Verdict.HOLD:
+            # An echo to be read whole is held back to its end, and shown not at all.
+            self._echoed = verdict is Verdict.ECHO
+            if verdict is not Verdict.CLEAR:
                 return
             self._echo = None  # clear for good: the opening is past
         if visible and visible != self.shown:
@@ -92,12 +97,14 @@ class ReplyCalls:
     stream: AnswerStream | None = None
     temperature: float | None = None
 
-    async def complete(self, messages: Sequence[ChatMessage], echo: EchoCheck | None = None) -> str:
+    async def complete(
+        self, messages: Sequence[ChatMessage], echo: EchoCheck | None = None, *, whole: bool = False
+    ) -> str:
         """The reply's text, as ``complete`` gives it; SpokeAsThePerson if ``echo`` finds
-        the person's words in its opening."""
+        the person's words in its opening, streamed as soon as it does, unless ``whole``."""
         model = self._streaming()
         if model is not None:
-            text = (await self._streamed(model, messages, (), echo)).text
+            text = (await self._streamed(model, messages, (), echo, whole)).text
         else:
             text = await self.llm.complete(
                 messages, kind=CallKind.REPLY, temperature=self.temperature
@@ -116,7 +123,7 @@ class ReplyCalls:
         if it calls no tool."""
         streaming = self._streaming()
         if streaming is not None:
-            turn = await self._streamed(streaming, messages, tools, echo)
+            turn = await self._streamed(streaming, messages, tools, echo, False)
         else:
             turn = await model.complete_with_tools(messages, tools, temperature=self.temperature)
         if not turn.tool_calls:
@@ -134,9 +141,10 @@ class ReplyCalls:
         messages: Sequence[ChatMessage],
         tools: Sequence[ToolSpec],
         echo: EchoCheck | None,
+        whole: bool,
     ) -> AssistantTurn:
         assert self.stream is not None
-        showing = Showing(self.stream, echo)
+        showing = Showing(self.stream, echo, whole)
         try:
             return await model.stream(
                 messages, showing.add, tools=tools, temperature=self.temperature

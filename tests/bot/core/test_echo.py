@@ -139,11 +139,31 @@ async def test_the_echo_is_asked_for_again_with_a_note_and_never_shown(
     assert [turn.text for turn in turns if turn.role is Role.ASSISTANT] == [WELCOME]
 
 
-async def test_an_answer_that_echoes_twice_is_sent_the_second_time(harness: Harness) -> None:
-    again = "Hi! I'm Sam, and I moved to Porto."
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_an_answer_that_echoes_twice_loses_its_echo(harness: Harness, streamed: bool) -> None:
+    again = "Hi! I'm Sam, and I moved to Porto. How can I help you today?"
     harness.mind.replies += [SAM_ECHO, again]
-    assert await say_as_sam(harness, RecordingStream()) == again
+    stream = RecordingStream() if streamed else None
+    assert await say_as_sam(harness, stream) == "Hi! How can I help you today?"
     assert len(reply_calls(harness.llm)) == 2
+    if stream is not None:
+        assert not any("Sam" in text for text in stream.texts)
+
+
+@pytest.mark.parametrize(
+    ("answer", "left"),
+    [
+        (
+            "Hallo! Ich bin Jonas und wohne in Freiburg. Wie kann ich Ihnen helfen?",
+            "Hallo! Wie kann ich Ihnen helfen?",
+        ),
+        ("Hallo! Ich bin Jonas und wohne in Freiburg.", "Hallo!"),
+        ("Hallo Jonas! Wie geht's? Ich bin Jonas.", "Hallo Jonas! Wie geht's? Ich bin Jonas."),
+    ],
+)
+def test_without_echo_leaves_out_the_echoing_sentences_at_the_start(answer: str, left: str) -> None:
+    check = EchoCheck("Jonas", "Hallo! Ich bin Jonas und wohne in Freiburg.", [])
+    assert check.without_echo(answer) == left
 
 
 async def test_with_web_search_an_echo_is_asked_for_again_without_tools() -> None:
