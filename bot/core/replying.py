@@ -140,7 +140,7 @@ class Replier:
             if not noted:
                 return await self._noted(context, spoke)
             log.info("the answer asked for again spoke as %s too: %s", context.person_name, spoke)
-            text = echo.without_echo(spoke.opening)
+            text = echo.without_echo(spoke.text)
         except AnswerCut as cut:
             return cut_reply(cut)
         return Reply(shown(text))

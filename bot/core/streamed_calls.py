@@ -48,12 +48,12 @@ class StreamBroke(Exception):
 
 
 class SpokeAsThePerson(Exception):
-    """The answer opened with the person's own words as its own: ``opening`` (the whole
-    answer when it was not streamed)."""
+    """The answer opened with the person's own words as its own: ``text``, as far as it was
+    read (all of it when read whole, or not streamed)."""
 
-    def __init__(self, opening: str) -> None:
-        super().__init__(f"the answer opened with the person's words: {opening[:120]!r}")
-        self.opening = opening
+    def __init__(self, text: str) -> None:
+        super().__init__(f"the answer opened with the person's words: {text[:120]!r}")
+        self.text = text
 
 
 class Showing:
