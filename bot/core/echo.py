@@ -20,6 +20,8 @@ import re
 from collections.abc import Sequence
 from enum import Enum
 
+from bot.core.fact_block import about
+from bot.core.language import guess_language
 from memory.write.grounding import plain
 
 # Each letter of a script written without spaces, and words of the others.
@@ -89,7 +91,8 @@ class EchoCheck:
     """The person's first-person texts, and whether an answer opens with one of them."""
 
     def __init__(self, person_name: str, message: str, facts: Sequence[str]) -> None:
-        texts = [clause for text in (message, *facts) for clause in first_person(text)]
+        language = guess_language(message)
+        texts = [clause for text in (message, *facts) for clause in first_person(text, language)]
         name = first_name(person_name)
         self._name = name
         unspaced = bool(name) and all(UNSPACED_LETTER.fullmatch(letter) for letter in name)
@@ -135,10 +138,16 @@ class EchoCheck:
         return not opening or any(may_become(opening, text, cut) for text in candidates if text)
 
 
-def first_person(text: str) -> list[list[str]]:
-    """The clauses of ``text`` of three words or more that begin with a first-person word."""
-    clauses = [tokens(clause) for clause in CLAUSE_END.split(text)]
-    return [clause for clause in clauses if len(clause) >= 3 and clause[0] in SPEAKER]
+def first_person(text: str, language: str) -> list[list[str]]:
+    """The clauses of ``text`` of three words or more in the first person: they begin with a
+    first-person word, or the third-person rules of the fact block rewrite them (a verb of a
+    language that drops the pronoun, "Tengo dos gatos"; "私は...")."""
+    clauses = [(clause, tokens(clause)) for clause in CLAUSE_END.split(text)]
+    return [
+        words
+        for clause, words in clauses
+        if len(words) >= 3 and (words[0] in SPEAKER or about(clause, "X", language))
+    ]
 
 
 def first_name(person_name: str) -> list[str]:

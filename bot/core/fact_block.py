@@ -88,13 +88,20 @@ ABOUT: dict[str, Callable[[str, str], str | None]] = {
 }
 
 
-def fact_line(fact: str, name: str, labels: Labels, message_language: str) -> str:
+def about(fact: str, name: str, message_language: str) -> str | None:
+    """``fact`` in the third person about ``name``, or None where no language's rules apply
+    (it is not in the first person, or not simply)."""
     # A short fact's few common words may fit two languages: the first whose rules apply.
     # One with none ("Tengo dos gatos") is likeliest in the language the person writes in.
     for language in likely_languages(fact) or [message_language]:
         if rewritten := ABOUT[language](fact, name):
-            return "- " + rewritten
-    return "- " + labels.said.format(name=name, fact=fact)
+            return rewritten
+    return None
+
+
+def fact_line(fact: str, name: str, labels: Labels, message_language: str) -> str:
+    rewritten = about(fact, name, message_language)
+    return "- " + (rewritten or labels.said.format(name=name, fact=fact))
 
 
 def fact_block(name: str, facts: Sequence[str], message: str) -> list[str]:

@@ -45,6 +45,9 @@ WELCOME = "Welcome to Porto, Sam! How are you and Jo settling in?"
         ("ゆき", "こんにちは、ゆきです。", [], "こんにちは、ゆきです。大阪に住んでいます。"),
         ("Alice", "What instrument do I play?", ["I play the cello"], "I play the cello."),
         ("Alice", "Wo wohne ich?", ["Ich wohne in Leipzig"], "Ja, ich wohne in Leipzig."),
+        # Spanish drops the pronoun: the verb alone says who speaks.
+        ("Lucía", "¡Hola! Toco el violonchelo.", [], "¡Hola! Toco el violonchelo en una orquesta."),
+        ("Lucía", "¿Dónde vivo?", ["Vivo en Valencia"], "Vivo en Valencia, con tu gato."),
     ],
 )
 def test_an_answer_that_opens_with_the_persons_words_echoes(
@@ -61,6 +64,8 @@ def test_an_answer_that_opens_with_the_persons_words_echoes(
         ("sam", "I think it might rain today.", [], "I think so too: take an umbrella."),
         ("Alice", "What instrument do I play?", ["I play the cello"], "You play the cello."),
         ("Alice", "What do I play?", ["I play the cello"], "I remember you play the cello."),
+        ("Lucía", "¿Dónde vivo?", ["Vivo en Valencia"], "Vives en Valencia, con tu gato."),
+        ("Lucía", "Creo que va a llover hoy.", [], "Creo que sí: lleva un paraguas."),
         ("ゆき", "こんにちは、ゆきです。", [], "こんにちは、ゆきさん！"),
         ("sam", "", [], ""),
     ],
