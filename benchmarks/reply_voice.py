@@ -32,6 +32,7 @@ from pathlib import Path
 
 from benchmarks.real_model import config, server_arguments
 from bot.app import Application, build_application
+from bot.core.language import COMMON_WORDS, WORD, likely_languages
 from bot.messages import IncomingMessage
 from memory.indexing import index_facts
 from memory.records import NewFact
@@ -44,7 +45,9 @@ class Question:
     language: str
     fact: str  # empty: nothing stored, the question is the person's first message
     question: str
-    subject: tuple[str, ...]  # words of the fact an answer about it names (lower case)
+    # Words of the fact an answer about it names (lower case), also in English: small models
+    # fall back to it ("I am in Kyoto" to a question in Japanese).
+    subject: tuple[str, ...]
     name: str = "Alice"
 
 
@@ -56,25 +59,30 @@ QUESTIONS = (
     Question("de", "Ich spiele Cello", "Welches Instrument spiele ich?", ("cello",)),
     Question("de", "Ich wohne in Leipzig", "Wo wohne ich?", ("leipzig",)),
     Question("de", "Mein Hund heißt Bello", "Wie heißt mein Hund?", ("bello",)),
-    Question("de", "Ich arbeite als Bäcker", "Was ist mein Beruf?", ("bäcker",)),
+    Question("de", "Ich arbeite als Bäcker", "Was ist mein Beruf?", ("bäcker", "baker")),
     Question(
-        "fr", "Je joue du violoncelle", "De quel instrument est-ce que je joue ?", ("violoncelle",)
+        "fr",
+        "Je joue du violoncelle",
+        "De quel instrument est-ce que je joue ?",
+        ("violoncelle", "cello"),
     ),
     Question("fr", "J'habite à Nantes", "Où est-ce que j'habite ?", ("nantes",)),
     Question("fr", "Mon chat s'appelle Minou", "Comment s'appelle mon chat ?", ("minou",)),
-    Question("fr", "Je suis infirmière", "Quel est mon métier ?", ("infirmi",)),
-    Question("es", "Toco el violonchelo", "¿Qué instrumento toco?", ("violonchelo",)),
-    Question("es", "Vivo en Sevilla", "¿Dónde vivo?", ("sevilla",)),
+    Question("fr", "Je suis infirmière", "Quel est mon métier ?", ("infirmi", "nurse")),
+    Question("es", "Toco el violonchelo", "¿Qué instrumento toco?", ("violonchelo", "cello")),
+    Question("es", "Vivo en Sevilla", "¿Dónde vivo?", ("sevilla", "seville")),
     Question("es", "Mi perro se llama Toby", "¿Cómo se llama mi perro?", ("toby",)),
-    Question("es", "Trabajo de enfermera", "¿En qué trabajo?", ("enfermer",)),
-    Question("ru", "Я играю на виолончели", "На каком инструменте я играю?", ("виолончел",)),
-    Question("ru", "Я живу в Казани", "Где я живу?", ("казан",)),
-    Question("ru", "Мою собаку зовут Шарик", "Как зовут мою собаку?", ("шарик",)),
-    Question("ru", "Я работаю врачом", "Кем я работаю?", ("врач",)),
-    Question("ja", "私はチェロを弾きます", "私は何の楽器を弾きますか？", ("チェロ",)),
-    Question("ja", "私は京都に住んでいます", "私はどこに住んでいますか？", ("京都",)),
-    Question("ja", "私の犬の名前はポチです", "私の犬の名前は何ですか？", ("ポチ",)),
-    Question("ja", "私は看護師として働いています", "私の仕事は何ですか？", ("看護師",)),
+    Question("es", "Trabajo de enfermera", "¿En qué trabajo?", ("enfermer", "nurse")),
+    Question(
+        "ru", "Я играю на виолончели", "На каком инструменте я играю?", ("виолончел", "cello")
+    ),
+    Question("ru", "Я живу в Казани", "Где я живу?", ("казан", "kazan")),
+    Question("ru", "Мою собаку зовут Шарик", "Как зовут мою собаку?", ("шарик", "sharik")),
+    Question("ru", "Я работаю врачом", "Кем я работаю?", ("врач", "doctor")),
+    Question("ja", "私はチェロを弾きます", "私は何の楽器を弾きますか？", ("チェロ", "cello")),
+    Question("ja", "私は京都に住んでいます", "私はどこに住んでいますか？", ("京都", "kyoto")),
+    Question("ja", "私の犬の名前はポチです", "私の犬の名前は何ですか？", ("ポチ", "pochi")),
+    Question("ja", "私は看護師として働いています", "私の仕事は何ですか？", ("看護師", "nurse")),
 )
 # Facts and questions worded as people write them, not tuned against: `--held-out`.
 HELD_OUT = (
@@ -85,11 +93,13 @@ HELD_OUT = (
     Question("fr", "Je travaille chez Airbus", "Tu te souviens où je travaille ?", ("airbus",)),
     Question("fr", "Ma sœur s'appelle Léa", "Comment s'appelle ma sœur déjà ?", ("léa",)),
     Question("es", "Mi hija se llama Lucía", "¿Te acuerdas de cómo se llama mi hija?", ("lucía",)),
-    Question("es", "Tengo dos gatos", "¿Cuántos gatos tengo?", ("gato",)),
-    Question("ru", "Я учусь в МГУ", "Где я учусь?", ("мгу",)),
-    Question("ru", "Я люблю джаз", "Какую музыку я люблю?", ("джаз",)),
-    Question("ja", "私は毎朝コーヒーを飲みます", "私は毎朝何を飲みますか？", ("コーヒー",)),
-    Question("ja", "私の趣味は釣りです", "私の趣味を覚えていますか？", ("釣り",)),
+    Question("es", "Tengo dos gatos", "¿Cuántos gatos tengo?", ("gato", "cat")),
+    Question("ru", "Я учусь в МГУ", "Где я учусь?", ("мгу", "msu", "moscow state")),
+    Question("ru", "Я люблю джаз", "Какую музыку я люблю?", ("джаз", "jazz")),
+    Question(
+        "ja", "私は毎朝コーヒーを飲みます", "私は毎朝何を飲みますか？", ("コーヒー", "coffee")
+    ),
+    Question("ja", "私の趣味は釣りです", "私の趣味を覚えていますか？", ("釣り", "fishing")),
 )
 
 # First messages that introduce the person (nothing stored yet): `--introductions`. An
@@ -146,21 +156,40 @@ SECOND = {
     "ja": r"あなた|君|さん",
 }
 SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*|\n+")
+# The assistant speaking of itself ("Yes, I remember that ..."), not as the person.
+ASSISTANT_SAYS = re.compile(
+    r"(?i)\bI (?:remember|recall|know|believe|think|see|can tell you)\b(?: that)?"
+)
 
 
 def voice(answer: str, question: Question) -> str:
     """``"person"`` when a sentence about the fact speaks as the person, ``"addressed"`` when
-    one speaks to them, else ``"neither"`` (the answer does not name the fact)."""
+    one speaks to them, else ``"neither"`` (the answer does not name the fact). Pronouns of
+    the question's language count, and those of the answer's when the model answered in
+    another language ("I play the cello" to "Welches Instrument spiele ich?")."""
+    languages = {question.language, *likely_languages(answer)[:1]}
     about = [
-        sentence
+        ASSISTANT_SAYS.sub("", sentence)
         for sentence in SENTENCE_END.split(answer)
         if any(word in sentence.lower() for word in question.subject)
     ]
-    if any(re.search(SECOND[question.language], sentence) for sentence in about):
-        return "addressed"
-    if any(re.search(FIRST[question.language], sentence) for sentence in about):
-        return "person"
+    for heard, pronouns in (("addressed", SECOND), ("person", FIRST)):
+        patterns = [pronouns[language] for language in languages if language in pronouns]
+        if any(re.search(pattern, sentence) for pattern in patterns for sentence in about):
+            return heard
     return "neither"
+
+
+def other_language(answer: str, question: Question) -> bool:
+    """Whether the answer is plainly in another language than the question: Latin letters
+    for Russian or Japanese, or two common words of another language and none of its own."""
+    guessed = likely_languages(answer)
+    if not guessed or question.language in guessed:
+        return False
+    if question.language in ("ru", "ja"):
+        return True
+    words = [word.casefold() for word in WORD.findall(answer)]
+    return sum(word in COMMON_WORDS[guessed[0]] for word in words) >= 2
 
 
 async def ask(app: Application, number: int, question: Question) -> str:
@@ -196,7 +225,9 @@ async def run(base_url: str, model: str, questions: tuple[Question, ...], repeat
             for number, question in enumerate(questions * repeat):
                 answer = await ask(app, number, question)
                 heard = voice(answer, question)
-                counts.setdefault(question.language, Counter())[heard] += 1
+                tally = counts.setdefault(question.language, Counter())
+                tally[heard] += 1
+                tally["other language"] += other_language(answer, question)
                 print(f"  {question.language} {heard:9} {question.question!r} -> {answer!r}")
         finally:
             await app.aclose()
@@ -204,10 +235,10 @@ async def run(base_url: str, model: str, questions: tuple[Question, ...], repeat
     seconds = time.perf_counter() - started
     asked = len(questions) * repeat
     print(f"model {model} at {base_url}, {asked} questions, {seconds:.0f} s")
-    print("| language | in the person's voice | addressed to them | neither |")
-    print("|---|---|---|---|")
+    print("| language | in the person's voice | addressed to them | neither | other language |")
+    print("|---|---|---|---|---|")
     for language, tally in [*counts.items(), ("all", total)]:
-        row = [tally["person"], tally["addressed"], tally["neither"]]
+        row = [tally["person"], tally["addressed"], tally["neither"], tally["other language"]]
         print(f"| {language} | " + " | ".join(str(n) for n in row) + " |")
 
 
