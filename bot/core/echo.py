@@ -16,6 +16,7 @@ An answer asked for again that echoes too loses its echoing sentences
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Sequence
 from enum import Enum
@@ -94,6 +95,8 @@ class EchoCheck:
         language = guess_language(message)
         texts = [clause for text in (message, *facts) for clause in first_person(text, language)]
         name = first_name(person_name)
+        self._person = person_name
+        self._language = language
         self._name = name
         unspaced = bool(name) and all(UNSPACED_LETTER.fullmatch(letter) for letter in name)
         if name:
@@ -101,14 +104,23 @@ class EchoCheck:
         if unspaced:
             texts += [called_as(pattern, name) for pattern in CALLED_UNSPACED]
         self._texts = [text[:COMPARED] for text in texts]
+        told = [clause for fact in facts for clause in first_person(fact, language)]
+        self._facts = [text[:COMPARED] for text in told]
+
+    def with_note(self, note: str) -> EchoCheck:
+        """This check, where an answer that opens with a sentence of ``note`` (an instruction
+        of the prompt) echoes too: a small model asked again with a note recited it."""
+        check = copy.copy(self)
+        recited = [tokens(sentence)[:COMPARED] for sentence in SENTENCE.findall(note)]
+        check._texts = [*self._texts, *(text for text in recited if text)]
+        return check
 
     def verdict(self, answer: str, *, complete: bool = False) -> Verdict:
         """ECHO or CLEAR; while the answer is still being written (not ``complete``), HOLD
         as long as its opening may still become an echo."""
         # With and without the person's name after a greeting: "Hallo Jonas! Ich bin auch
         # Jonas", and "ゆきです", which begins with the name.
-        answered = tokens(answer)
-        openings = [without_openers(answered, []), without_openers(answered, [self._name])]
+        openings = self._openings(answer)
         if any(opening[: len(t)] == t for opening in openings for t in self._texts):
             return Verdict.ECHO
         if complete:
@@ -122,16 +134,31 @@ class EchoCheck:
     def without_echo(self, answer: str) -> str:
         """``answer`` without the sentences at its start that echo (greetings kept):
         "Hallo! Ich bin Jonas und wohne in Freiburg. Wie kann ich helfen?" becomes
-        "Hallo! Wie kann ich helfen?"."""
+        "Hallo! Wie kann ich helfen?". One that echoes a recalled fact is the answer to a
+        question about it, so it is told about the person instead, where the fact block's
+        rules can: "私はチェロを弾きます。" becomes "Aliceさんはチェロを弾きます。"."""
         sentences = [sentence for sentence in SENTENCE.findall(answer) if sentence]
         kept: list[str] = []
         for at, sentence in enumerate(sentences):
             if self.verdict(sentence, complete=True) is Verdict.ECHO:
+                kept.append(self._told_about(sentence))
                 continue
             if without_openers(tokens(sentence), [self._name]):
                 return "".join([*kept, *sentences[at:]]).strip()
             kept.append(sentence)
         return "".join(kept).strip()
+
+    def _told_about(self, sentence: str) -> str:
+        """An echo of a recalled fact in the third person; "" for any other echo."""
+        openings = self._openings(sentence)
+        if not any(opening[: len(t)] == t for opening in openings for t in self._facts):
+            return ""
+        rewritten = about(sentence.strip(), self._person, self._language)
+        return rewritten + sentence[len(sentence.rstrip()) :] if rewritten else ""
+
+    def _openings(self, answer: str) -> list[list[str]]:
+        answered = tokens(answer)
+        return [without_openers(answered, []), without_openers(answered, [self._name])]
 
     def _may_become(self, opening: list[str], cut: bool) -> bool:
         candidates = [*self._texts, *OPENING_TOKENS, self._name]

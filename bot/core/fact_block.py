@@ -30,6 +30,7 @@ class Labels:
     heading: str
     said: str
     nothing: str
+    answer: str
 
 
 LABELS = {
@@ -38,40 +39,47 @@ LABELS = {
         "conversation):",
         '{name} said: "{fact}"',
         "You do not know anything about {name} yet.",
+        'Answer in English, speaking to {name} as "you".',
     ),
     "de": Labels(
         "Was du über {name} aus früheren Gesprächen weißt (Notizen, nicht Teil dieses Gesprächs):",
         "{name} hat gesagt: \u201e{fact}\u201c",
         "Du weißt noch nichts über {name}.",
+        "Antworte auf Deutsch und sprich {name} mit \u201edu\u201c an.",
     ),
     "fr": Labels(
         "Ce que tu sais de {name} grâce à des conversations précédentes (des notes, pas des "
         "messages de cette conversation) :",
         "{name} a dit : « {fact} »",
         "Tu ne sais encore rien de {name}.",
+        "Réponds en français et tutoie {name}.",
     ),
     "es": Labels(
         "Lo que sabes de {name} por conversaciones anteriores (notas, no mensajes de esta "
         "conversación):",
         "{name} dijo: «{fact}»",
         "Todavía no sabes nada de {name}.",
+        "Responde en español, hablándole a {name} de «tú».",
     ),
     "it": Labels(
         "Quello che sai di {name} da conversazioni precedenti (appunti, non messaggi di "
         "questa conversazione):",
         "{name} ha detto: «{fact}»",
         "Non sai ancora niente di {name}.",
+        "Rispondi in italiano, dando del «tu» a {name}.",
     ),
     "ru": Labels(
         "Что ты знаешь о человеке {name} из прошлых разговоров (заметки, не сообщения этого "  # noqa: RUF001
         "разговора):",
         "{name} говорит о себе: «{fact}»",  # noqa: RUF001
         "Ты пока ничего не знаешь о человеке {name}.",  # noqa: RUF001
+        "Отвечай по-русски, обращаясь к человеку {name} на «ты».",
     ),
     "ja": Labels(
         "以前の会話から{name}さんについて知っていること（メモであり、この会話の一部ではありません）：",  # noqa: RUF001
         "{name}さんの言葉：「{fact}」",  # noqa: RUF001
         "{name}さんについてはまだ何も知りません。",
+        "日本語で、{name}さんに直接話しかけるように答えてください。",
     ),
 }
 
@@ -102,6 +110,16 @@ def about(fact: str, name: str, message_language: str) -> str | None:
 def fact_line(fact: str, name: str, labels: Labels, message_language: str) -> str:
     rewritten = about(fact, name, message_language)
     return "- " + (rewritten or labels.said.format(name=name, fact=fact))
+
+
+def answer_line(name: str, message: str) -> list[str]:
+    """Which language to answer in and how to address the person, in that language, where
+    the message's words tell its language: small models otherwise answer a German or
+    Japanese question in English, and in the person's voice ("I play the cello")."""
+    languages = likely_languages(message)
+    if len(languages) != 1:
+        return []
+    return [LABELS[languages[0]].answer.format(name=name)]
 
 
 def fact_block(name: str, facts: Sequence[str], message: str) -> list[str]:

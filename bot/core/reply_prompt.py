@@ -25,14 +25,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from bot.core.fact_block import fact_block
+from bot.core.fact_block import answer_line, fact_block
 from bot.messages import QuotedMessage
 from bot.room_transcript import TRANSCRIPT_HEADING, quoted_text, speaker, transcript_lines
 from bot.websearch.tool import tool_guide
 from memory.llm import ChatMessage
 from memory.records import ConversationTurn, Role
 
-PROMPT_VERSION = "reply-v6"
+PROMPT_VERSION = "reply-v7"
 
 GROUP_NOTE = (
     "Several people talk with you here; the message you answer now is from {name}. The notes "
@@ -96,18 +96,23 @@ def notes_rule(context: ReplyContext) -> str:
 
 
 def voice_note(context: ReplyContext) -> ChatMessage:
-    """After an answer that opened with the person's words as its own: the call again."""
-    return ChatMessage(
-        "system",
+    """After an answer that opened with the person's words as its own: the call again. It
+    ends with the language to answer in, as the notes do: after a last line in English a
+    small model answered a Japanese question in English."""
+    note = (
         f"You are {context.bot_name}, not {context.person_name}: do not repeat "
         f"{context.person_name}'s words as your own. Answer {context.person_name}, "
-        'speaking to them as "you".',
+        'speaking to them as "you".'
+    )
+    return ChatMessage(
+        "system", "\n".join([note, *answer_line(context.person_name, context.message)])
     )
 
 
 def notes(context: ReplyContext) -> list[str]:
     """What belongs to the message being answered: who wrote it (in a group room), what the
-    bot knows about them, what it replies to, what the web said."""
+    bot knows about them, what it replies to, what the web said, and in which language to
+    answer them."""
     lines = [GROUP_NOTE.format(name=context.person_name), ""] if not context.is_direct else []
     lines += fact_block(context.person_name, context.facts, context.message)
     if context.quoted and context.is_direct:
@@ -116,7 +121,8 @@ def notes(context: ReplyContext) -> list[str]:
         lines += ["", GROUP_QUOTED_HEADING, *group_quoted_lines(context.bot_name, context.quoted)]
     if context.web_section:
         lines += ["", WEB_HEADING, context.web_section]
-    return lines
+    answer = answer_line(context.person_name, context.message)
+    return [*lines, "", *answer] if answer else lines
 
 
 def transcript(context: ReplyContext) -> list[str]:

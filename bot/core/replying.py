@@ -126,28 +126,31 @@ class Replier:
                 return reply
         return await self._with_web_context(self._web, context, forced_query)
 
-    async def plain(self, context: ReplyContext, *, noted: bool = False) -> Reply:
+    async def plain(self, context: ReplyContext, *, spoke: SpokeAsThePerson | None = None) -> Reply:
         """One call. An answer that opens with the person's words as its own is asked for
-        once more, ``noted`` (:mod:`bot.core.echo`); if that one does too, its echoing
-        sentences are left out."""
+        once more with a note (:mod:`bot.core.echo`); if that one echoes too, or recites
+        the note, its echoing sentences are left out, and where nothing is left the first
+        answer's are."""
         messages = build_messages(context)
-        if noted:
-            messages.append(voice_note(context))
         echo = echo_check(context)
+        if spoke is not None:
+            note = voice_note(context)
+            messages.append(note)
+            echo = echo.with_note(note.content)
         try:
-            text = await self._calls.complete(messages, echo, whole=noted)
-        except SpokeAsThePerson as spoke:
-            if not noted:
-                return await self._noted(context, spoke)
-            log.info("the answer asked for again spoke as %s too: %s", context.person_name, spoke)
-            text = echo.without_echo(spoke.text)
+            text = await self._calls.complete(messages, echo, whole=spoke is not None)
+        except SpokeAsThePerson as again:
+            if spoke is None:
+                return await self._noted(context, again)
+            log.info("the answer asked for again spoke as %s too: %s", context.person_name, again)
+            text = echo.without_echo(again.text) or echo.without_echo(spoke.text)
         except AnswerCut as cut:
             return cut_reply(cut)
         return Reply(shown(text))
 
     async def _noted(self, context: ReplyContext, spoke: SpokeAsThePerson) -> Reply:
         log.info("asking again, the answer spoke as %s: %s", context.person_name, spoke)
-        return await self.plain(context, noted=True)
+        return await self.plain(context, spoke=spoke)
 
     def _tool_model(self) -> ToolCallingModel | None:
         llm = self._llm

@@ -171,6 +171,64 @@ def test_without_echo_leaves_out_the_echoing_sentences_at_the_start(answer: str,
     assert check.without_echo(answer) == left
 
 
+@pytest.mark.parametrize(
+    ("message", "fact", "answer", "told"),
+    [
+        (
+            "私は何の楽器を弾きますか？",
+            "私はチェロを弾きます",
+            "はい！私はチェロを弾きます。",
+            "はい！Aliceさんはチェロを弾きます。",
+        ),
+        (
+            "Welches Instrument spiele ich?",
+            "Ich spiele Cello",
+            "Ich spiele Cello.",
+            "Alice spielt Cello.",
+        ),
+    ],
+)
+def test_without_echo_tells_an_echoed_fact_about_the_person(
+    message: str, fact: str, answer: str, told: str
+) -> None:
+    # The 1.5B model answered questions about a fact with the fact in the person's words;
+    # left out, nothing but an apology for an empty answer was left.
+    assert EchoCheck("Alice", message, [fact]).without_echo(answer) == told
+
+
+def reply_context(message: str, facts: list[str]) -> ReplyContext:
+    return ReplyContext(
+        bot_name="Mnemo",
+        person_name="Alice",
+        today=date(2026, 12, 4),
+        facts=facts,
+        turns=[],
+        message=message,
+    )
+
+
+async def test_an_answer_asked_for_again_that_recites_the_note_gives_way_to_the_first() -> None:
+    # What the real 0.5B model answered when asked again with the note.
+    recited = (
+        "You are Mnemo, not Alice: do not repeat Alice's words as your own. Answer Alice, "
+        'speaking to them as "you".'
+    )
+    llm = ScriptedLanguageModel(["Ich spiele Cello.", recited])
+    context = reply_context("Welches Instrument spiele ich?", ["Ich spiele Cello"])
+    reply = await Replier(llm, None).reply(context, forced_query=None)
+    assert reply.text == "Alice spielt Cello."
+    assert "not Alice" in llm.calls[1].messages[-1].content
+
+
+async def test_the_note_ends_with_the_language_to_answer_in() -> None:
+    llm = ScriptedLanguageModel(["私はチェロを弾きます。", "チェロです。"])
+    context = reply_context("私は何の楽器を弾きますか？", ["私はチェロを弾きます"])
+    reply = await Replier(llm, None).reply(context, forced_query=None)
+    assert reply.text == "チェロです。"
+    note = llm.calls[1].messages[-1].content
+    assert note.splitlines()[-1] == "日本語で、Aliceさんに直接話しかけるように答えてください。"
+
+
 async def test_with_web_search_an_echo_is_asked_for_again_without_tools() -> None:
     context = ReplyContext(
         bot_name="Mnemo",

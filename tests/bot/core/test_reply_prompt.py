@@ -168,7 +168,9 @@ def test_a_dm_prompt_is_the_instructions_the_dialogue_the_notes_and_the_message(
         "- Alice has a cat named Miso\n"
         "\n"
         "The message replies to these earlier messages (oldest first):\n"
-        "- Mnemo (2026-11-29 09:01): Welcome back,\nAlice!"
+        "- Mnemo (2026-11-29 09:01): Welcome back,\nAlice!\n"
+        "\n"
+        'Answer in English, speaking to Alice as "you".'
     )
     assert [(m.role, m.content) for m in build_messages(context)] == [
         ("system", instructions),
@@ -247,3 +249,40 @@ def test_the_next_prompt_begins_with_all_of_this_one_but_its_notes_and_message(
 def test_the_same_message_twice_gives_the_same_prompt() -> None:
     context = ReplyContext("Mnemo", "Alice", date(2026, 11, 29), ["I live in Lyon"], [], "hi")
     assert build_messages(context) == build_messages(replace(context))
+
+
+@pytest.mark.parametrize(
+    ("message", "line"),
+    [
+        (
+            "Welches Instrument spiele ich?",
+            "Antworte auf Deutsch und sprich Alice mit \u201edu\u201c an.",
+        ),
+        ("私はどこに住んでいますか？", "日本語で、Aliceさんに直接話しかけるように答えてください。"),  # noqa: RUF001
+        ("¿Dónde vivo?", "Responde en español, hablándole a Alice de «tú»."),
+    ],
+)
+def test_the_notes_end_with_the_language_to_answer_in(message: str, line: str) -> None:
+    # The 1.5B model answered German and Japanese questions in English, in the person's
+    # voice ("I play the cello"), with the language named only in English instructions.
+    context = ReplyContext(
+        bot_name="Mnemo",
+        person_name="Alice",
+        today=date(2026, 12, 7),
+        facts=[],
+        turns=[],
+        message=message,
+    )
+    assert build_messages(context)[0].content.endswith("\n\n" + line)
+
+
+def test_a_message_whose_language_is_unclear_names_none() -> None:
+    context = ReplyContext(
+        bot_name="Mnemo",
+        person_name="Alice",
+        today=date(2026, 12, 7),
+        facts=[],
+        turns=[],
+        message="Danke!",
+    )
+    assert build_messages(context)[0].content.endswith("You do not know anything about Alice yet.")
