@@ -8,10 +8,12 @@ The check reads the answer's opening, after greetings ("Hello!", "Yes,"): it ech
 begins like one of the person's first-person texts (a clause of the message that begins with
 "I", "my", "ich", ...; a recalled fact as they said it), over the first four words of that
 text or all of a shorter one, or when it gives the person's name as the speaker's ("I'm Sam",
-"Ich bin auch Jonas", "ゆきです"). While the opening streamed so far may still become such an
+"Ich bin auch Jonas", "ゆきです"), or when its first sentence is in the first person, speaks
+to nobody and names what a recalled fact is about ("Ich bin ein Bäcker" with the fact "Ich
+arbeite als Bäcker"). While the opening streamed so far may still become such an
 echo, it is held back (:meth:`EchoCheck.verdict`), so what the person sees never holds it.
-An answer asked for again that echoes too loses its echoing sentences
-(:meth:`EchoCheck.without_echo`).
+An answer asked for again that echoes too loses its echoing sentences, and tells an echoed
+fact about the person instead (:meth:`EchoCheck.without_echo`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Sequence
 from enum import Enum
 
 from bot.core.fact_block import about
-from bot.core.language import guess_language
+from bot.core.language import COMMON_WORDS, guess_language
 from memory.write.grounding import plain
 
 # Each letter of a script written without spaces, and words of the others.
@@ -31,6 +33,7 @@ UNSPACED_LETTER = re.compile(rf"[{UNSPACED}]")
 TOKEN = re.compile(rf"[{UNSPACED}]|[^\W{UNSPACED}]+")
 CLAUSE_END = re.compile(r"[.!?;:,\n。！？、]+")
 SENTENCE = re.compile(r"[^.!?\n。！？]*(?:[.!?\n。！？]+\s*|$)")
+SENTENCE_END = re.compile(r"[.!?\n。！？]\s*$")
 # What an answer may open with before it says anything (as :func:`plain` writes them).
 OPENERS = frozenset(
     """
@@ -51,6 +54,11 @@ SPEAKER = frozenset(
     eu meu minha ik mijn я мой моя мою меня мне мы
     """.split()  # noqa: SIM905
 )
+# Words that speak to someone: a sentence with one is not in the person's voice.
+ADDRESSEE_WORDS = """
+    you your yours du dein deine deinen deinem deiner dir dich tu te toi ton ta tes vous votre
+    vos tú ti tus usted tuo tua ты тебя тебе твой твоя твою вы вас вам ваш ваша
+"""
 # "I'm NAME" and its kin: the speaker's name, where NAME stands.
 CALLED = (
     "i m NAME",
@@ -80,6 +88,10 @@ def tokens(text: str) -> list[str]:
 
 
 OPENING_TOKENS = [tokens(opener) for opener in OPENERS]
+ADDRESSEE = frozenset(token for word in ADDRESSEE_WORDS.split() for token in tokens(word))
+COMMON = frozenset(token for words in COMMON_WORDS.values() for token in tokens(" ".join(words)))
+# A word of a recalled fact this long, not a common one, is what the fact is about.
+FACT_WORD_LETTERS = 3
 
 
 class Verdict(Enum):
@@ -106,6 +118,13 @@ class EchoCheck:
         self._texts = [text[:COMPARED] for text in texts]
         told = [clause for fact in facts for clause in first_person(fact, language)]
         self._facts = [text[:COMPARED] for text in told]
+        said = {*tokens(message), *SPEAKER, *COMMON, *tokens(person_name)}
+        self._fact_words = {
+            word
+            for fact in facts
+            for word in tokens(fact)
+            if len(word) >= FACT_WORD_LETTERS and word not in said
+        }
 
     def with_note(self, note: str) -> EchoCheck:
         """This check, where an answer that opens with a sentence of ``note`` (an instruction
@@ -123,8 +142,13 @@ class EchoCheck:
         openings = self._openings(answer)
         if any(opening[: len(t)] == t for opening in openings for t in self._texts):
             return Verdict.ECHO
+        told = self._fact_as_own(answer)
+        if told is Verdict.ECHO:
+            return told
         if complete:
             return Verdict.CLEAR
+        if told is Verdict.HOLD:
+            return told
         # The last word may be cut: "Hel" may become "Hello", "I'm Sa" "I'm Sam".
         cut = bool(answer) and (answer[-1].isalnum() or answer[-1] == "'")
         if any(self._may_become(opening, cut) for opening in openings):
@@ -148,10 +172,30 @@ class EchoCheck:
             kept.append(sentence)
         return "".join(kept).strip()
 
+    def _fact_as_own(self, answer: str) -> Verdict:
+        """ECHO where the answer's first sentence that says something is in the first
+        person, neither speaks to nor names the person, and names what a recalled fact is
+        about in other words ("Ich bin ein Bäcker" with the fact "Ich arbeite als Bäcker");
+        HOLD while that sentence is not yet written to its end."""
+        sentences = [sentence for sentence in SENTENCE.findall(answer) if sentence]
+        for at, sentence in enumerate(sentences):
+            words = without_openers(tokens(sentence), [self._name])
+            if not words:
+                continue
+            speaks_to = ADDRESSEE.union(self._name).intersection(words)
+            if not self._fact_words or words[0] not in SPEAKER or speaks_to:
+                return Verdict.CLEAR
+            if self._fact_words.intersection(words):
+                return Verdict.ECHO
+            ended = at < len(sentences) - 1 or SENTENCE_END.search(sentence) is not None
+            return Verdict.CLEAR if ended else Verdict.HOLD
+        return Verdict.CLEAR
+
     def _told_about(self, sentence: str) -> str:
         """An echo of a recalled fact in the third person; "" for any other echo."""
         openings = self._openings(sentence)
-        if not any(opening[: len(t)] == t for opening in openings for t in self._facts):
+        echoed = any(opening[: len(t)] == t for opening in openings for t in self._facts)
+        if not echoed and self._fact_as_own(sentence) is not Verdict.ECHO:
             return ""
         rewritten = about(sentence.strip(), self._person, self._language)
         return rewritten + sentence[len(sentence.rstrip()) :] if rewritten else ""

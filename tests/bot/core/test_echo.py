@@ -48,6 +48,10 @@ WELCOME = "Welcome to Porto, Sam! How are you and Jo settling in?"
         # Spanish drops the pronoun: the verb alone says who speaks.
         ("Lucía", "¡Hola! Toco el violonchelo.", [], "¡Hola! Toco el violonchelo en una orquesta."),
         ("Lucía", "¿Dónde vivo?", ["Vivo en Valencia"], "Vivo en Valencia, con tu gato."),
+        # A fact in the person's voice, in other words than theirs (the real 1.5B model).
+        ("Alice", "Was ist mein Beruf?", ["Ich arbeite als Bäcker"], "Ich bin ein Bäcker."),
+        ("Alice", "Где я учусь?", ["Я учусь в МГУ"], "Я участвую в МГУ."),
+        ("Alice", "Comment s'appelle ma sœur ?", ["Ma sœur s'appelle Léa"], "Ma sœur est Léa."),
     ],
 )
 def test_an_answer_that_opens_with_the_persons_words_echoes(
@@ -65,6 +69,14 @@ def test_an_answer_that_opens_with_the_persons_words_echoes(
         ("Alice", "What instrument do I play?", ["I play the cello"], "You play the cello."),
         ("Alice", "What do I play?", ["I play the cello"], "I remember you play the cello."),
         ("Lucía", "¿Dónde vivo?", ["Vivo en Valencia"], "Vives en Valencia, con tu gato."),
+        (
+            "Alice",
+            "What do I play?",
+            ["I play the cello"],
+            "Yes, I remember Alice plays the cello.",
+        ),
+        ("Alice", "Was ist mein Beruf?", ["Ich arbeite als Bäcker"], "Ich weiß: du bist Bäcker."),
+        ("Alice", "Was ist mein Beruf?", ["Ich arbeite als Bäcker"], "Ich bin Mnemo."),
         ("Lucía", "Creo que va a llover hoy.", [], "Creo que sí: lleva un paraguas."),
         ("ゆき", "こんにちは、ゆきです。", [], "こんにちは、ゆきさん！"),
         ("sam", "", [], ""),
@@ -82,6 +94,14 @@ def test_while_it_streams_an_echo_is_held_until_it_is_one() -> None:
     assert Verdict.CLEAR not in verdicts
     assert check.verdict("Hello! I'm Sa") is Verdict.HOLD
     assert check.verdict("Hello! I'm Sam,") is Verdict.ECHO
+
+
+def test_while_it_streams_a_first_person_sentence_is_held_until_its_end() -> None:
+    check = EchoCheck("Alice", "Was ist mein Beruf?", ["Ich arbeite als Bäcker"])
+    assert check.verdict("Ich bin ein") is Verdict.HOLD
+    assert check.verdict("Ich bin ein Bäcker") is Verdict.ECHO
+    assert check.verdict("Ich bin Mnemo.") is Verdict.CLEAR
+    assert check.verdict("Du bist") is Verdict.CLEAR
 
 
 def test_while_it_streams_a_good_answer_is_clear_after_its_first_words() -> None:
