@@ -54,6 +54,12 @@ SPEAKER = frozenset(
     eu meu minha ik mijn я мой моя мою меня мне мы
     """.split()  # noqa: SIM905
 )
+# The first-person possessives among them: "Mia ist meine Tochter" speaks as the person too.
+POSSESSIVE = frozenset(
+    """
+    my mein meine meinen meinem meiner mon ma mes mi mis mio meu minha mijn мой моя мою мои
+    """.split()  # noqa: SIM905
+)
 # Words that speak to someone: a sentence with one is not in the person's voice.
 ADDRESSEE_WORDS = """
     you your yours du dein deine deinen deinem deiner dir dich tu te toi ton ta tes vous votre
@@ -124,7 +130,7 @@ class EchoCheck:
             for fact in facts
             for word in tokens(fact)
             if len(word) >= FACT_WORD_LETTERS and word not in said
-        }
+        } | {word for fact in facts for word in names(fact) if word not in tokens(person_name)}
 
     def with_note(self, note: str) -> EchoCheck:
         """This check, where an answer that opens with a sentence of ``note`` (an instruction
@@ -174,16 +180,21 @@ class EchoCheck:
 
     def _fact_as_own(self, answer: str) -> Verdict:
         """ECHO where the answer's first sentence that says something is in the first
-        person, neither speaks to nor names the person, and names what a recalled fact is
-        about in other words ("Ich bin ein Bäcker" with the fact "Ich arbeite als Bäcker");
+        person (it begins so, or has "my"), neither speaks to nor names the person, and
+        names what a recalled fact is about in other words ("Ich bin ein Bäcker" with the
+        fact "Ich arbeite als Bäcker", "Ja, Mia ist meine Tochter");
         HOLD while that sentence is not yet written to its end."""
         sentences = [sentence for sentence in SENTENCE.findall(answer) if sentence]
         for at, sentence in enumerate(sentences):
             words = without_openers(tokens(sentence), [self._name])
             if not words:
                 continue
+            # Not the fact's own words: "Mia" is a name there, not Italian's "my".
+            own = [word for word in words if word not in self._fact_words]
+            opens_so = own[:1] == words[:1] and words[0] in SPEAKER
+            first_person = opens_so or bool(POSSESSIVE.intersection(own))
             speaks_to = ADDRESSEE.union(self._name).intersection(words)
-            if not self._fact_words or words[0] not in SPEAKER or speaks_to:
+            if not self._fact_words or not first_person or speaks_to:
                 return Verdict.CLEAR
             if self._fact_words.intersection(words):
                 return Verdict.ECHO
@@ -197,6 +208,10 @@ class EchoCheck:
         echoed = any(opening[: len(t)] == t for opening in openings for t in self._facts)
         if not echoed and self._fact_as_own(sentence) is not Verdict.ECHO:
             return ""
+        # "Bonjour Alice, je suis infirmière": the greeting before a comma is left out.
+        head, comma, tail = sentence.partition(",")
+        if comma and not without_openers(tokens(head), [self._name]):
+            sentence = tail.lstrip()
         rewritten = about(sentence.strip(), self._person, self._language)
         return rewritten + sentence[len(sentence.rstrip()) :] if rewritten else ""
 
@@ -219,6 +234,12 @@ def first_person(text: str, language: str) -> list[list[str]]:
         for clause, words in clauses
         if len(words) >= 3 and (words[0] in SPEAKER or about(clause, "X", language))
     ]
+
+
+def names(fact: str) -> list[str]:
+    """The words of ``fact`` written with a capital after its first: "Mia" (also a word of
+    the first person in Italian) in "Meine Tochter heißt Mia"."""
+    return [token for word in fact.split()[1:] if word[:1].isupper() for token in tokens(word)]
 
 
 def first_name(person_name: str) -> list[str]:

@@ -52,6 +52,12 @@ WELCOME = "Welcome to Porto, Sam! How are you and Jo settling in?"
         ("Alice", "Was ist mein Beruf?", ["Ich arbeite als Bäcker"], "Ich bin ein Bäcker."),
         ("Alice", "Где я учусь?", ["Я учусь в МГУ"], "Я участвую в МГУ."),
         ("Alice", "Comment s'appelle ma sœur ?", ["Ma sœur s'appelle Léa"], "Ma sœur est Léa."),
+        (
+            "Alice",
+            "Wie heißt meine Tochter?",
+            ["Meine Tochter heißt Mia"],
+            "Ja, Mia ist meine Tochter.",
+        ),
     ],
 )
 def test_an_answer_that_opens_with_the_persons_words_echoes(
@@ -77,6 +83,7 @@ def test_an_answer_that_opens_with_the_persons_words_echoes(
         ),
         ("Alice", "Was ist mein Beruf?", ["Ich arbeite als Bäcker"], "Ich weiß: du bist Bäcker."),
         ("Alice", "Was ist mein Beruf?", ["Ich arbeite als Bäcker"], "Ich bin Mnemo."),
+        ("Alice", "Wie heißt meine Tochter?", ["Meine Tochter heißt Mia"], "Mia ist ihr Name."),
         ("Lucía", "Creo que va a llover hoy.", [], "Creo que sí: lleva un paraguas."),
         ("ゆき", "こんにちは、ゆきです。", [], "こんにちは、ゆきさん！"),
         ("sam", "", [], ""),
