@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from memory.embedding.languages import looks_english
 from memory.evaluation.measured_model import CallLog
 from memory.evaluation.memory_cases import Expected
 from memory.evaluation.memory_harness import ConversationResult, MemoryEvalRun
@@ -78,6 +79,14 @@ def score(result: ConversationResult) -> Score:
     return Score(tuple(problems), len(missed), invented)
 
 
+def translated(result: ConversationResult) -> int:
+    """Facts kept in English from a conversation in another language: translated, where
+    they must stay in the words the person wrote."""
+    if result.conversation.language == "en":
+        return 0
+    return sum(looks_english(fact.text) for fact in result.active)
+
+
 def group_numbers(results: Sequence[ConversationResult]) -> dict[str, Any]:
     scores = [score(result) for result in results]
     messages = sum(len(result.turns) for result in results)
@@ -89,6 +98,7 @@ def group_numbers(results: Sequence[ConversationResult]) -> dict[str, Any]:
         "accuracy": sum(s.passed for s in scores) / len(scores) if scores else 0.0,
         "invented_per_message": sum(s.invented for s in scores) / messages if messages else 0.0,
         "missed": sum(s.missed for s in scores),
+        "translated": sum(translated(result) for result in results),
         "unusable_answers": sum(turn.unusable for r in results for turn in r.turns),
         "guards": dict(sorted(guards.items())),
         "calls_per_message": calls / messages if messages else 0.0,

@@ -6,16 +6,19 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from memory.embedding import Embedder
 from memory.evaluation.memory_cases import CaseError, Dataset, load_memory_cases
-from memory.evaluation.memory_harness import run_memory_evaluation
-from memory.evaluation.memory_scoring import memory_summary
+from memory.evaluation.memory_harness import ConversationResult, run_memory_evaluation
+from memory.evaluation.memory_scoring import memory_summary, translated
 from memory.evaluation.reference_model import ReferenceModel
 from memory.llm import CallKind, ChatMessage, ScriptedLanguageModel
+from memory.records import Fact, FactSource, FactStatus
 from memory.write.candidates import CALIBRATED_CANDIDATE_THRESHOLD
 from memory.write.pipeline import PipelineSettings
 from memory.write.prompts.combined import message_of
@@ -56,6 +59,7 @@ async def test_the_reference_model_scores_everything(embedder: Embedder, tmp_pat
     assert summary["overall"]["accuracy"] == 1.0
     assert summary["overall"]["invented_per_message"] == 0.0
     assert summary["overall"]["missed"] == 0
+    assert summary["overall"]["translated"] == 0
     assert set(summary["by_kind"]) == {c.kind for c in dataset.conversations}
     assert summary["overall"]["calls_per_message"] < 1.5
 
@@ -107,3 +111,20 @@ def test_a_broken_dataset_says_where(tmp_path: Path) -> None:
                                                    "turns": [], "expect": {}}]}))  # fmt: skip
     with pytest.raises(CaseError, match=r"conversations\.0\.turns"):
         load_memory_cases(path)
+
+
+def fact(fact_id: int, text: str) -> Fact:
+    said = datetime(2026, 12, 7, tzinfo=UTC)
+    status, source = FactStatus.ACTIVE, FactSource.EXTRACTED
+    return Fact(fact_id, "eval:a", "eval:dm", text, "other", status, source, said, *[None] * 5)
+
+
+def test_a_fact_kept_in_english_from_another_language_counts_as_translated() -> None:
+    # What a small model does when it "normalises" a German statement: "I live in Leipzig".
+    [german] = only(load_memory_cases(), "move-de").conversations
+    facts = [fact(1, "Ich wohne in Leipzig"), fact(2, "I live in Leipzig now")]
+    result = ConversationResult(german, (), tuple(facts))
+    assert translated(result) == 1
+    assert (
+        translated(replace(result, conversation=german.model_copy(update={"language": "en"}))) == 0
+    )
