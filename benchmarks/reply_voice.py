@@ -32,6 +32,7 @@ from pathlib import Path
 
 from benchmarks.real_model import config, server_arguments
 from bot.app import Application, build_application
+from bot.core.core import EMPTY_ANSWER
 from bot.core.language import COMMON_WORDS, WORD, likely_languages
 from bot.messages import IncomingMessage
 from memory.indexing import index_facts
@@ -224,10 +225,10 @@ async def run(base_url: str, model: str, questions: tuple[Question, ...], repeat
         try:
             for number, question in enumerate(questions * repeat):
                 answer = await ask(app, number, question)
-                heard = voice(answer, question)
+                heard = "empty" if answer == EMPTY_ANSWER else voice(answer, question)
                 tally = counts.setdefault(question.language, Counter())
                 tally[heard] += 1
-                tally["other language"] += other_language(answer, question)
+                tally["other language"] += heard != "empty" and other_language(answer, question)
                 print(f"  {question.language} {heard:9} {question.question!r} -> {answer!r}")
         finally:
             await app.aclose()
@@ -235,10 +236,11 @@ async def run(base_url: str, model: str, questions: tuple[Question, ...], repeat
     seconds = time.perf_counter() - started
     asked = len(questions) * repeat
     print(f"model {model} at {base_url}, {asked} questions, {seconds:.0f} s")
-    print("| language | in the person's voice | addressed to them | neither | other language |")
-    print("|---|---|---|---|---|")
+    heads = ["in the person's voice", "addressed to them", "neither", "other language", "empty"]
+    print("| language | " + " | ".join(heads) + " |")
+    print("|---" * (len(heads) + 1) + "|")
     for language, tally in [*counts.items(), ("all", total)]:
-        row = [tally["person"], tally["addressed"], tally["neither"], tally["other language"]]
+        row = [tally[key] for key in ("person", "addressed", "neither", "other language", "empty")]
         print(f"| {language} | " + " | ".join(str(n) for n in row) + " |")
 
 
