@@ -29,7 +29,7 @@ from memory.write.pipeline import PipelineSettings
 
 # n: conversations, msgs: messages, ok: end state as labelled, inv/msg: invented facts per
 # message, miss: expected facts missing, unus.: unusable model answers, guards: guards fired.
-COLUMNS = ("n", "msgs", "ok", "inv/msg", "miss", "transl.", "unus.", "calls/msg", "guards")
+COLUMNS = ("n", "msgs", "ok", "inv/msg", "miss", "unus.", "calls/msg", "guards")
 # Shortcuts that spare a model call are not a guard stopping a mistake.
 SHORTCUTS = ("no_candidates", "normalised_duplicate")
 
@@ -117,7 +117,6 @@ def row(name: str, numbers: Mapping[str, Any]) -> list[str]:
         f"{numbers['accuracy']:.0%}",
         f"{numbers['invented_per_message']:.2f}",
         str(numbers["missed"]),
-        str(numbers["translated"]),
         str(numbers["unusable_answers"]),
         f"{numbers['calls_per_message']:.2f}",
         str(guards),
@@ -153,6 +152,14 @@ def print_summary(console: Console, summary: Mapping[str, Any]) -> None:
     console.print(numbers_table("by case kind", "kind", summary["by_kind"]))
     console.print(numbers_table("by language", "language", summary["by_language"]))
     console.print(latency_table(summary["latency"]))
+    translated = {
+        name: n["translated"] for name, n in summary["by_language"].items() if n["translated"]
+    }
+    console.print(
+        "facts kept in English from another language: "
+        + (", ".join(f"{language} {count}" for language, count in translated.items()) or "none"),
+        highlight=False,
+    )
     fired = summary["overall"]["guards"]
     console.print(
         "guards and shortcuts: "

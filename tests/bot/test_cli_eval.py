@@ -138,6 +138,7 @@ def test_eval_memory_with_the_reference_model_prints_tables_and_json(
     printed = _flat(capsys.readouterr().out)
     assert "10 conversations, model reference (the dataset's labels)" in printed
     assert "by case kind" in printed and "update_age" in printed and "model calls" in printed
+    assert "facts kept in English from another language: none" in printed
     numbers = json.loads(out.read_text(encoding="utf-8"))
     assert numbers["overall"]["accuracy"] == 1.0
     assert set(numbers["by_kind"]) == {"question", "update_age"}
