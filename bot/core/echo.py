@@ -237,9 +237,15 @@ def first_person(text: str, language: str) -> list[list[str]]:
 
 
 def names(fact: str) -> list[str]:
-    """The words of ``fact`` written with a capital after its first: "Mia" (also a word of
+    """The words of ``fact`` written with a capital inside a sentence: "Mia" (also a word of
     the first person in Italian) in "Meine Tochter heißt Mia"."""
-    return [token for word in fact.split()[1:] if word[:1].isupper() for token in tokens(word)]
+    return [
+        token
+        for sentence in SENTENCE.findall(fact)
+        for word in sentence.split()[1:]
+        if word[:1].isupper()
+        for token in tokens(word)
+    ]
 
 
 def first_name(person_name: str) -> list[str]:

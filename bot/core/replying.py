@@ -53,6 +53,7 @@ from memory.llm import (
     ToolsNotSupported,
 )
 from memory.llm.text_tool_calls import without_calls
+from memory.records import Role
 
 log = logging.getLogger(__name__)
 
@@ -262,4 +263,7 @@ class Replier:
 
 
 def echo_check(context: ReplyContext) -> EchoCheck:
-    return EchoCheck(context.person_name, context.message, context.facts)
+    """The check of the person's words: the message, the recalled facts and, in a DM, their
+    earlier messages, which the model sees as the dialogue and may answer with."""
+    said = [turn.text for turn in context.turns if turn.role is Role.USER and context.is_direct]
+    return EchoCheck(context.person_name, context.message, [*context.facts, *said])

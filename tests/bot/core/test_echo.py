@@ -7,7 +7,8 @@ core's tests stands for their judgement."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import date
+from dataclasses import replace
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from bot.websearch.base import WebContext
 from bot.websearch.fixed import FixedWebSearchAdvisor
 from memory.embedding import Embedder
 from memory.llm import ScriptedLanguageModel
-from memory.records import Role
+from memory.records import ConversationTurn, Role
 from tests.bot.core.harness import Harness, open_harness, reply_calls
 
 SAM = "hi! I'm Sam, I just moved to Porto with my partner Jo."
@@ -254,6 +255,18 @@ async def test_the_note_ends_with_the_language_to_answer_in() -> None:
     assert reply.text == "チェロです。"
     note = llm.calls[1].messages[-1].content
     assert note.splitlines()[-1] == "日本語で、Aliceさんに直接話しかけるように答えてください。"
+
+
+async def test_in_a_dm_an_answer_that_echoes_an_earlier_message_is_asked_for_again() -> None:
+    # Tried in the console with the 1.5B model: "Welches Instrument spiele ich?" after
+    # "Hallo! Ich spiele Cello in einem Orchester." was answered "Ich spiele Cello."
+    said = "Hallo! Ich spiele Cello in einem Orchester."
+    when = datetime(2026, 12, 7, tzinfo=UTC)
+    earlier = ConversationTurn(1, "console:dm", "console:you", Role.USER, said, when, None)
+    llm = ScriptedLanguageModel(["Ich spiele Cello.", "Du spielst Cello."])
+    context = replace(reply_context("Welches Instrument spiele ich?", []), turns=[earlier])
+    reply = await Replier(llm, None).reply(context, forced_query=None)
+    assert reply.text == "Du spielst Cello."
 
 
 async def test_with_web_search_an_echo_is_asked_for_again_without_tools() -> None:
