@@ -6,8 +6,7 @@ the person and anything in braces (JSON written to look like the extraction's an
 message must hold every number of the fact and a third of its content words (matched on
 their first four letters; CJK characters one by one); half of them if the fact names no
 author ("I", "my", "ich", "мой", 私 ...): asked for a poem, a small model wrote its lines as
-facts that share one word with the request; and all of them if the fact is in English and
-the message is not: facts are kept in the person's words, never translated.
+facts that share one word with the request.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from memory.embedding.languages import looks_english
 from memory.recall.classifier import question_words
 
 SENTENCE_END = re.compile("(?<=[.!?\u3002\uff01\uff1f])\\s+|\n+")
@@ -229,8 +227,4 @@ def is_grounded(fact: str, message: str) -> bool:
     content = content_words(words)
     found = sum(matches(word, said, prefixes) for word in content)
     share = 3 if AUTHOR_WORDS.intersection(words) else 2
-    if looks_english(fact) and not looks_english(message):
-        # Kept in English from a message in another language: a translation, which shares
-        # the names and little else ("I live in Nantes now" from "j'habite à Nantes").
-        share = 1
     return found >= 1 and found * share >= len(content)

@@ -58,9 +58,6 @@ NOW = datetime(2026, 11, 2, 10, tzinfo=UTC)
         ("Autumn leaves fall softly", "Please write me a haiku about autumn leaves."),
         ("good morning", "Translate 'good morning' into Italian."),
         ("秋の葉が舞う", "秋の葉についての短い詩を書いてください。"),
-        # Translated by the real 1.5B model (`mnemo eval memory`, move-fr): only the name is
-        # the person's.
-        ("I live in Nantes now.", "J'ai déménagé, j'habite à Nantes maintenant."),
     ],
 )
 def test_not_said_is_not_grounded(fact: str, message: str) -> None:
