@@ -265,24 +265,13 @@ def test_the_same_message_twice_gives_the_same_prompt() -> None:
 def test_the_notes_end_with_the_language_to_answer_in(message: str, line: str) -> None:
     # The 1.5B model answered German and Japanese questions in English, in the person's
     # voice ("I play the cello"), with the language named only in English instructions.
-    context = ReplyContext(
-        bot_name="Mnemo",
-        person_name="Alice",
-        today=date(2026, 12, 7),
-        facts=[],
-        turns=[],
-        message=message,
-    )
-    assert build_messages(context)[0].content.endswith("\n\n" + line)
+    assert build_messages(asked_by_alice(message))[0].content.endswith("\n\n" + line)
 
 
 def test_a_message_whose_language_is_unclear_names_none() -> None:
-    context = ReplyContext(
-        bot_name="Mnemo",
-        person_name="Alice",
-        today=date(2026, 12, 7),
-        facts=[],
-        turns=[],
-        message="Danke!",
-    )
-    assert build_messages(context)[0].content.endswith("You do not know anything about Alice yet.")
+    system = build_messages(asked_by_alice("Danke!"))[0].content
+    assert system.endswith("You do not know anything about Alice yet.")
+
+
+def asked_by_alice(message: str) -> ReplyContext:
+    return ReplyContext("Mnemo", "Alice", date(2026, 12, 7), facts=[], turns=[], message=message)
