@@ -111,7 +111,8 @@ class EchoCheck:
 
     def __init__(self, person_name: str, message: str, facts: Sequence[str]) -> None:
         language = guess_language(message)
-        texts = [clause for text in (message, *facts) for clause in first_person(text, language)]
+        told = [clause for fact in facts for clause in first_person(fact, language)]
+        texts = [*first_person(message, language), *told]
         name = first_name(person_name)
         self._person = person_name
         self._language = language
@@ -122,15 +123,15 @@ class EchoCheck:
         if unspaced:
             texts += [called_as(pattern, name) for pattern in CALLED_UNSPACED]
         self._texts = [text[:COMPARED] for text in texts]
-        told = [clause for fact in facts for clause in first_person(fact, language)]
         self._facts = [text[:COMPARED] for text in told]
-        said = {*tokens(message), *SPEAKER, *COMMON, *tokens(person_name)}
+        person = set(tokens(person_name))
+        said = {*tokens(message), *SPEAKER, *COMMON, *person}
         self._fact_words = {
             word
             for fact in facts
             for word in tokens(fact)
             if len(word) >= FACT_WORD_LETTERS and word not in said
-        } | {word for fact in facts for word in names(fact) if word not in tokens(person_name)}
+        } | {word for fact in facts for word in names(fact) if word not in person}
 
     def with_note(self, note: str) -> EchoCheck:
         """This check, where an answer that opens with a sentence of ``note`` (an instruction
@@ -146,7 +147,7 @@ class EchoCheck:
         # With and without the person's name after a greeting: "Hallo Jonas! Ich bin auch
         # Jonas", and "ゆきです", which begins with the name.
         openings = self._openings(answer)
-        if any(opening[: len(t)] == t for opening in openings for t in self._texts):
+        if opens_with(openings, self._texts):
             return Verdict.ECHO
         told = self._fact_as_own(answer)
         if told is Verdict.ECHO:
@@ -204,8 +205,7 @@ class EchoCheck:
 
     def _told_about(self, sentence: str) -> str:
         """An echo of a recalled fact in the third person; "" for any other echo."""
-        openings = self._openings(sentence)
-        echoed = any(opening[: len(t)] == t for opening in openings for t in self._facts)
+        echoed = opens_with(self._openings(sentence), self._facts)
         if not echoed and self._fact_as_own(sentence) is not Verdict.ECHO:
             return ""
         # "Bonjour Alice, je suis infirmière": the greeting before a comma is left out.
@@ -234,6 +234,10 @@ def first_person(text: str, language: str) -> list[list[str]]:
         for clause, words in clauses
         if len(words) >= 3 and (words[0] in SPEAKER or about(clause, "X", language))
     ]
+
+
+def opens_with(openings: list[list[str]], texts: list[list[str]]) -> bool:
+    return any(opening[: len(text)] == text for opening in openings for text in texts)
 
 
 def names(fact: str) -> list[str]:

@@ -265,5 +265,6 @@ class Replier:
 def echo_check(context: ReplyContext) -> EchoCheck:
     """The check of the person's words: the message, the recalled facts and, in a DM, their
     earlier messages, which the model sees as the dialogue and may answer with."""
-    said = [turn.text for turn in context.turns if turn.role is Role.USER and context.is_direct]
+    turns = context.turns if context.is_direct else []
+    said = [turn.text for turn in turns if turn.role is Role.USER]
     return EchoCheck(context.person_name, context.message, [*context.facts, *said])
