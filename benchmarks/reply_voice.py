@@ -33,9 +33,9 @@ from pathlib import Path
 from benchmarks.real_model import config, server_arguments
 from bot.app import Application, build_application
 from bot.core.core import EMPTY_ANSWER
-from bot.core.language import COMMON_WORDS, WORD, likely_languages
 from bot.messages import IncomingMessage
 from memory.indexing import index_facts
+from memory.language import COMMON_WORDS, WORD, likely_languages
 from memory.records import NewFact
 from memory.scope import Scope
 from tests.conftest import real_embedder

@@ -160,6 +160,8 @@ def print_summary(console: Console, summary: Mapping[str, Any]) -> None:
         + (", ".join(f"{language} {count}" for language, count in translated.items()) or "none"),
         highlight=False,
     )
+    for case, facts in summary["translated"].items():
+        console.print(f"in English in {case}: {'; '.join(map(repr, facts))}", highlight=False)
     fired = summary["overall"]["guards"]
     console.print(
         "guards and shortcuts: "

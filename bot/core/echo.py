@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from enum import Enum
 
 from bot.core.fact_block import about
-from bot.core.language import COMMON_WORDS, guess_language
+from memory.language import COMMON_WORDS, guess_language
 from memory.write.grounding import plain
 
 # Each letter of a script written without spaces, and words of the others.

@@ -22,7 +22,7 @@ from bot.core import (
     third_person_ja,
     third_person_ru,
 )
-from bot.core.language import guess_language, likely_languages
+from memory.language import guess_language, likely_languages
 
 
 @dataclass(frozen=True, slots=True)

@@ -79,12 +79,12 @@ def score(result: ConversationResult) -> Score:
     return Score(tuple(problems), len(missed), invented)
 
 
-def translated(result: ConversationResult) -> int:
+def translated(result: ConversationResult) -> list[str]:
     """Facts kept in English from a conversation in another language: translated, where
     they must stay in the words the person wrote."""
     if result.conversation.language == "en":
-        return 0
-    return sum(looks_english(fact.text) for fact in result.active)
+        return []
+    return [fact.text for fact in result.active if looks_english(fact.text)]
 
 
 def group_numbers(results: Sequence[ConversationResult]) -> dict[str, Any]:
@@ -98,7 +98,7 @@ def group_numbers(results: Sequence[ConversationResult]) -> dict[str, Any]:
         "accuracy": sum(s.passed for s in scores) / len(scores) if scores else 0.0,
         "invented_per_message": sum(s.invented for s in scores) / messages if messages else 0.0,
         "missed": sum(s.missed for s in scores),
-        "translated": sum(translated(result) for result in results),
+        "translated": sum(len(translated(result)) for result in results),
         "unusable_answers": sum(turn.unusable for r in results for turn in r.turns),
         "guards": dict(sorted(guards.items())),
         "calls_per_message": calls / messages if messages else 0.0,
@@ -139,4 +139,7 @@ def memory_summary(run: MemoryEvalRun) -> dict[str, Any]:
         "by_language": grouped(run.results, "language"),
         "latency": latency(run.log),
         "failures": failures,
+        "translated": {
+            result.conversation.id: facts for result in run.results if (facts := translated(result))
+        },
     }

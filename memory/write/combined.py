@@ -10,14 +10,13 @@ from datetime import datetime
 
 from memory.embedding.base import Embedder
 from memory.index.base import VectorIndex
-from memory.llm import CallKind, LanguageModel
+from memory.llm import LanguageModel
 from memory.records import Fact
 from memory.scope import Scope
 from memory.store import Store
 from memory.write.candidates import find_candidates
-from memory.write.extraction import Extraction, InlineDecision, from_answer
+from memory.write.extraction import Extraction, InlineDecision, ask_for_facts, from_answer
 from memory.write.grounding import statement_clauses
-from memory.write.parsing import ask, parse_answer
 from memory.write.prompts import combined as prompt
 
 
@@ -51,8 +50,9 @@ async def extract_and_decide(
     """The user's own facts in ``text``, each with the model's decision about ``known``;
     raises UnusableModelOutput on a broken or cut answer."""
     messages = prompt.build_messages(text, [fact.text for fact in known])
-    raw = await ask(llm, CallKind.EXTRACTION, messages, prompt.json_schema())
-    response = parse_answer("extraction", raw, prompt.CombinedResponse)
+    response = await ask_for_facts(
+        llm, messages, prompt.json_schema(), prompt.CombinedResponse, text
+    )
     shown = frozenset(fact.id for fact in known)
 
     def decision(fact: prompt.CombinedFact) -> InlineDecision | None:

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any, TypeVar
 
-from memory.llm import CallKind, LanguageModel
+from memory.language import likely_languages
+from memory.llm import CallKind, ChatMessage, LanguageModel
 from memory.records import Fact
 from memory.write.dates import resolve, with_date
+from memory.write.errors import UnusableModelOutput
 from memory.write.grounding import is_grounded
 from memory.write.parsing import ask, parse_answer
 from memory.write.prompts import extraction as prompt
@@ -20,6 +23,8 @@ from memory.write.prompts.extraction import ExtractedT
 from memory.write.referents import joined_to_the_fact_before
 
 log = logging.getLogger(__name__)
+
+ResponseT = TypeVar("ResponseT", bound=prompt.FactsResponse[Any])
 
 DEFAULT_CATEGORY = "other"
 
@@ -62,9 +67,45 @@ def no_decision(_: prompt.ExtractedFact) -> InlineDecision | None:
 async def extract_facts(llm: LanguageModel, text: str, message_time: datetime) -> Extraction:
     """The user's own facts in ``text`` (only the user's message is sent); raises
     UnusableModelOutput on a broken or cut answer."""
-    raw = await ask(llm, CallKind.EXTRACTION, prompt.build_messages(text), prompt.json_schema())
-    response = parse_answer("extraction", raw, prompt.ExtractionResponse)
+    messages = prompt.build_messages(text)
+    response = await ask_for_facts(
+        llm, messages, prompt.json_schema(), prompt.ExtractionResponse, text
+    )
     return await from_answer(response.facts, text, message_time)
+
+
+async def ask_for_facts(
+    llm: LanguageModel,
+    messages: Sequence[ChatMessage],
+    json_schema: Mapping[str, object],
+    answer_type: type[ResponseT],
+    text: str,
+) -> ResponseT:
+    """The model's facts of ``text``, asked for once more, naming them, when it wrote facts
+    of a message in another language in English (a small model "normalises" them so)."""
+    raw = await ask(llm, CallKind.EXTRACTION, messages, json_schema)
+    answer = parse_answer("extraction", raw, answer_type)
+    english = [fact.text for fact in answer.facts if translated(fact.text, text)]
+    if not english:
+        return answer
+    log.info("extraction: %r translated into English; asked again", english)
+    again = [
+        *messages,
+        ChatMessage("assistant", raw),
+        ChatMessage("user", prompt.in_their_words(english)),
+    ]
+    try:
+        retried = await ask(llm, CallKind.EXTRACTION, again, json_schema)
+        return parse_answer("extraction", retried, answer_type)
+    except UnusableModelOutput as error:
+        log.warning("extraction: the second answer is unusable; the first stands: %s", error)
+        return answer
+
+
+def translated(fact: str, message: str) -> bool:
+    """Whether ``fact`` reads as English though ``message`` is in another language."""
+    written_in = likely_languages(message)
+    return bool(written_in) and "en" not in written_in and likely_languages(fact)[:1] == ["en"]
 
 
 async def from_answer(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from memory.llm import ChatMessage
 from memory.write.prompts import extraction
@@ -36,10 +36,8 @@ class CombinedFact(extraction.ExtractedFact):
     )
 
 
-class CombinedResponse(BaseModel):
-    facts: list[CombinedFact] = Field(
-        description="the facts the author states about themselves; empty when there are none"
-    )
+class CombinedResponse(extraction.FactsResponse[CombinedFact]):
+    pass
 
 
 TASK = """\

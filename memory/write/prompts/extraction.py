@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
-from typing import TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -46,10 +46,14 @@ class ExtractedFact(BaseModel):
 ExtractedT = TypeVar("ExtractedT", bound=ExtractedFact)
 
 
-class ExtractionResponse(BaseModel):
-    facts: list[ExtractedFact] = Field(
+class FactsResponse(BaseModel, Generic[ExtractedT]):
+    facts: list[ExtractedT] = Field(
         description="the facts the author states about themselves; empty when there are none"
     )
+
+
+class ExtractionResponse(FactsResponse[ExtractedFact]):
+    pass
 
 
 # No example sentences or answers: a small model copies them as its answer ("Where do I
@@ -100,6 +104,16 @@ def build_messages(text: str) -> list[ChatMessage]:
     """The same system prompt for every message (servers can reuse its processing)."""
     system = SYSTEM_PROMPT.format(categories=", ".join(CATEGORIES))
     return [ChatMessage("system", system), ChatMessage("user", text)]
+
+
+def in_their_words(english: Sequence[str]) -> str:
+    """What to say when facts of a message in another language came back in English."""
+    listed = "\n".join(f"- {fact}" for fact in english)
+    return (
+        f"These facts are written in English, but the message is not:\n{listed}\n"
+        "Write each fact in the language of the message, with the message's own words, "
+        "never translated. Answer with the whole JSON again."
+    )
 
 
 @functools.cache

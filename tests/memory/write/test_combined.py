@@ -87,6 +87,19 @@ CASES = [
         llm_calls=1,
     ),
     Case(
+        "a fact of a French message written in English: asked once more, its words kept",
+        ("J'habite à Lille.",),
+        "J'ai déménagé, j'habite à Nantes maintenant.",
+        (
+            combined(("I live in Nantes now.", "UPDATE", 1)),
+            combined(("J'habite à Nantes maintenant.", "UPDATE", 1)),
+        ),
+        frozenset({"J'habite à Nantes maintenant."}),
+        (Action.UPDATE,),
+        (None,),
+        llm_calls=2,
+    ),
+    Case(
         "a number that was never listed: the decision prompt decides",
         (PARIS,),
         "I moved to Berlin",

@@ -109,6 +109,43 @@ async def test_fenced_json_is_accepted() -> None:
     assert [f.text for f in extraction.facts] == ["I have a cat"]
 
 
+async def test_a_fact_translated_into_english_is_asked_for_again_in_the_message_words() -> None:
+    """The 1.5B model wrote "I am 30 years old now." for "J'ai 30 ans maintenant."."""
+    first = extracted("I am 30 years old now.")
+    llm = ScriptedLanguageModel([first, extracted("J'ai 30 ans maintenant.")])
+    extraction = await extract_facts(llm, "J'ai 30 ans maintenant.", MESSAGE_TIME)
+    assert [fact.text for fact in extraction.facts] == ["J'ai 30 ans maintenant."]
+    again = llm.calls[1].messages
+    assert [message.role for message in again] == ["system", "user", "assistant", "user"]
+    assert again[2].content == first
+    assert "- I am 30 years old now.\n" in again[3].content
+
+
+@pytest.mark.parametrize(
+    ("message", "fact"),
+    [
+        ("I am 30 now.", "I am 30 years old now."),
+        ("Ich wohne in Leipzig.", "Ich wohne in Leipzig."),
+        # Nothing tells the language (a name alone), or it is not one of those it tells.
+        ("Claire!", "My name is Claire."),
+        ("Ik woon in Utrecht.", "I live in Utrecht."),
+    ],
+)
+async def test_a_fact_in_the_language_of_its_message_is_not_asked_for_again(
+    message: str, fact: str
+) -> None:
+    llm = ScriptedLanguageModel([extracted(fact)])
+    await extract_facts(llm, message, MESSAGE_TIME)
+    assert len(llm.calls) == 1
+
+
+async def test_an_unusable_second_answer_leaves_the_first_standing() -> None:
+    llm = ScriptedLanguageModel([extracted("I live in Nantes."), '{"facts": [{"te'])
+    extraction = await extract_facts(llm, "J'habite à Nantes.", MESSAGE_TIME)
+    assert [fact.text for fact in extraction.facts] == ["I live in Nantes."]
+    assert len(llm.calls) == 2
+
+
 async def test_decision_prompt_numbers_candidates_per_fact() -> None:
     items = [
         DecisionItem(1, "I live in Berlin", ("I live in Paris", "I work in Paris")),

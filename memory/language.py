@@ -2,10 +2,11 @@
 
 For choosing which wording of the prompt's own labels to use, where a wrong guess gives
 English labels, never a wrong answer, since the reply model answers in the person's language
-anyway; and which language's rules put a recalled fact in the third person, where a wrong
+anyway; which language's rules put a recalled fact in the third person, where a wrong
 guess leaves the fact quoted, since each language's rules start from its own first-person
-words. Languages: English, German, French, Spanish, Italian, and Russian and Japanese by
-their scripts.
+words; and whether an extracted fact was translated into English, where a wrong guess costs
+one more question to the model. Languages: English, German, French, Spanish, Italian, and
+Russian and Japanese by their scripts.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.core.language import guess_language, likely_languages
+from memory.language import guess_language, likely_languages
 
 
 @pytest.mark.parametrize(
