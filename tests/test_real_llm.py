@@ -42,7 +42,10 @@ from memory.write.combined import extract_and_decide
 from memory.write.decision import decide
 from memory.write.errors import UnusableModelOutput
 from memory.write.extraction import Extraction, extract_facts
+from memory.write.parsing import ask, parse_answer
+from memory.write.prompts import extraction as extraction_prompt
 from memory.write.prompts.decision import DecisionItem
+from memory.write.prompts.extraction import ExtractionResponse
 from tests.bot.websearch.turns import HIJACKED_WEATHER
 from tests.servers.llama import MODEL, SHARED_LLM, LlamaServer
 
@@ -112,6 +115,22 @@ async def test_combined_extraction_answers_json_of_the_schema(
     # It parses (or raises); each decision, if any, names the one fact listed or none.
     for proposed in extraction.facts:
         assert proposed.decision is None or proposed.decision.shown == {7}
+
+
+async def test_the_second_ask_for_facts_in_the_message_words_answers_json_of_the_schema(
+    model: OpenAILanguageModel,
+) -> None:
+    message = "J'ai 30 ans maintenant."
+    first = '{"facts": [{"text": "I am 30 years old now.", "category": "identity", "when": null}]}'
+    again = [
+        *extraction_prompt.build_messages(message),
+        ChatMessage("assistant", first),
+        ChatMessage("user", extraction_prompt.in_their_words(["I am 30 years old now."])),
+    ]
+    schema = extraction_prompt.json_schema()
+    answer = await ask(model, CallKind.EXTRACTION, again, schema)
+    # It parses; whether the facts are now in French is the model's judgement.
+    assert isinstance(parse_answer("extraction", answer, ExtractionResponse), ExtractionResponse)
 
 
 async def test_decision_answers_json_of_the_schema(model: OpenAILanguageModel) -> None:

@@ -17,6 +17,7 @@ from memory.records import Fact
 from memory.write.dates import resolve, with_date
 from memory.write.errors import UnusableModelOutput
 from memory.write.grounding import is_grounded
+from memory.write.normalise import normalise_text
 from memory.write.parsing import ask, parse_answer
 from memory.write.prompts import extraction as prompt
 from memory.write.prompts.extraction import ExtractedT
@@ -95,11 +96,21 @@ async def ask_for_facts(
         ChatMessage("user", prompt.in_their_words(english)),
     ]
     try:
-        retried = await ask(llm, CallKind.EXTRACTION, again, json_schema)
-        return parse_answer("extraction", retried, answer_type)
+        retried = parse_answer(
+            "extraction", await ask(llm, CallKind.EXTRACTION, again, json_schema), answer_type
+        )
     except UnusableModelOutput as error:
         log.warning("extraction: the second answer is unusable; the first stands: %s", error)
         return answer
+    # A small model's second answer may leave out a fact the first had in the person's
+    # words: asking again must never lose one.
+    given = {normalise_text(fact.text) for fact in retried.facts}
+    left_out = [
+        fact
+        for fact in answer.facts
+        if fact.text not in english and normalise_text(fact.text) not in given
+    ]
+    return retried.model_copy(update={"facts": [*retried.facts, *left_out]})
 
 
 def translated(fact: str, message: str) -> bool:

@@ -139,6 +139,20 @@ async def test_a_fact_in_the_language_of_its_message_is_not_asked_for_again(
     assert len(llm.calls) == 1
 
 
+async def test_a_second_answer_never_loses_a_fact_the_first_had_in_the_message_words() -> None:
+    """Asked again, the 0.5B model repeated the English fact and left out the French one."""
+    message = "J'ai déménagé, j'habite à Nantes maintenant."
+    llm = ScriptedLanguageModel(
+        [
+            extracted("I live in Lille.", "J'habite à Nantes maintenant."),
+            extracted("I live in Lille."),
+        ]
+    )
+    extraction = await extract_facts(llm, message, MESSAGE_TIME)
+    assert [fact.text for fact in extraction.facts] == ["J'habite à Nantes maintenant."]
+    assert [fact.text for fact in extraction.ungrounded] == ["I live in Lille."]
+
+
 async def test_an_unusable_second_answer_leaves_the_first_standing() -> None:
     llm = ScriptedLanguageModel([extracted("I live in Nantes."), '{"facts": [{"te'])
     extraction = await extract_facts(llm, "J'habite à Nantes.", MESSAGE_TIME)
