@@ -55,6 +55,13 @@ def test_the_stack_has_the_bot_ollama_searxng_and_a_model_puller(compose: dict[s
     assert services(compose)["bot"]["build"] == "."
 
 
+def test_ollama_serves_a_reply_beside_one_background_call(compose: dict[str, Any]) -> None:
+    # One slot makes a reply wait for the cancelled background call and re-read its prompt.
+    environment = services(compose)["ollama"]["environment"]
+    assert environment["OLLAMA_NUM_PARALLEL"] == "${OLLAMA_NUM_PARALLEL:-2}"
+    assert Config().llm.background_calls == 1
+
+
 def test_the_bot_and_the_workers_have_time_to_stop_cleanly(compose: dict[str, Any]) -> None:
     # SIGTERM gives writes under way 5 s (WriteSettings.shutdown_grace_seconds), then the
     # parts close: more than Docker's default 10 s before SIGKILL on a loaded machine.
