@@ -215,6 +215,13 @@ def says_all_of(text: str, other: str) -> bool:
     return all(matches(word, said, prefixes) for word in content_words(units(other)))
 
 
+def shares_a_word(text: str, other: str) -> bool:
+    """Whether ``text`` has a content word of ``other`` (numbers exactly, other words by
+    their first four letters)."""
+    said, prefixes = vocabulary(text)
+    return any(matches(word, said, prefixes) for word in content_words(units(other)))
+
+
 def is_grounded(fact: str, message: str) -> bool:
     """Whether ``fact`` is stated (not only asked about) in ``message``; a fact that is what
     someone else says of the person ("My brother says I'm stubborn") never is."""

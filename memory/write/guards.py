@@ -15,6 +15,7 @@ from memory.records import Action, Fact
 from memory.write.candidates import Candidate
 from memory.write.decision import DESTRUCTIVE, DecisionOutcome, action_of, target_error
 from memory.write.extraction import ProposedFact
+from memory.write.grounding import shares_a_word
 from memory.write.negation import ends_for_the_same_people
 from memory.write.normalise import same_text
 from memory.write.prompts.decision import ACTIONS
@@ -37,7 +38,9 @@ class Guard(StrEnum):
     UNGROUNDED = "ungrounded"
     EDITED_AWAY = "edited_away"
     # The combined call's decision named a fact that was not listed, or none for UPDATE or
-    # DELETE; or a listed fact that the new one does not resemble (not among its candidates).
+    # DELETE; or a listed fact that the new one does not resemble: not among its candidates,
+    # or sharing no word with it where another candidate does ("J'habite à Nantes" UPDATE
+    # "Je travaille comme infirmière" beside "J'habite à Lille": all French looks alike).
     INLINE_TARGET_NOT_SHOWN = "inline_target_not_shown"
     INLINE_TARGET_UNRELATED = "inline_target_unrelated"
     # An UPDATE or DELETE between facts that name different people ("my wife" / "I").
@@ -152,7 +155,19 @@ def inline_mistake(subject: Subject) -> Guard | None:
         return Guard.INLINE_TARGET_NOT_SHOWN if missing else None
     if inline.target.id not in {candidate.fact.id for candidate in subject.candidates}:
         return Guard.INLINE_TARGET_UNRELATED
+    if closer_candidate(subject, inline.target):
+        return Guard.INLINE_TARGET_UNRELATED
     return None
+
+
+def closer_candidate(subject: Subject, target: Fact) -> bool:
+    """Whether ``target`` shares no word with the new fact while another candidate does."""
+    text = subject.fact.text
+    return not shares_a_word(text, target.text) and any(
+        shares_a_word(text, candidate.fact.text)
+        for candidate in subject.candidates
+        if candidate.fact.id != target.id
+    )
 
 
 def from_inline(subject: Subject) -> PlannedWrite | None:

@@ -100,6 +100,17 @@ CASES = [
         llm_calls=2,
     ),
     Case(
+        "an UPDATE of a fact sharing no word with it, beside one that does: the decision "
+        "prompt decides",
+        ("J'habite à Lille.", "Je travaille comme infirmière."),
+        "J'ai déménagé, j'habite à Nantes maintenant.",
+        (combined(("J'habite à Nantes maintenant.", "UPDATE", 2)), decided((1, "UPDATE", 1))),
+        frozenset({"J'habite à Nantes maintenant.", "Je travaille comme infirmière."}),
+        (Action.UPDATE,),
+        ("inline_target_unrelated",),
+        llm_calls=2,
+    ),
+    Case(
         "a number that was never listed: the decision prompt decides",
         (PARIS,),
         "I moved to Berlin",
@@ -172,7 +183,8 @@ CASES = [
         (combined(("I have a cat", "DELETE", 2)),),
         frozenset({"I have a cat", "I have a dog"}),
         (Action.NONE,),
-        ("normalised_duplicate",),
+        # The shortcut decides; the event says why the model's DELETE was not used.
+        ("inline_target_unrelated",),
         llm_calls=1,
     ),
     Case(
