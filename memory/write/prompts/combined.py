@@ -17,8 +17,6 @@ from memory.llm import ChatMessage
 from memory.write.prompts import extraction
 from memory.write.prompts.decision import ACTIONS
 
-VERSION = "combined-2026-12-02.1"
-
 KNOWN_HEADING = "Known facts:"
 MESSAGE_HEADING = "Message:"
 

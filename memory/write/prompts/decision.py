@@ -14,8 +14,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memory.llm import ChatMessage
 
-VERSION = "decision-2026-12-01.2"
-
 ACTIONS = ("ADD", "UPDATE", "DELETE", "NONE")
 
 

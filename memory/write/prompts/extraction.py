@@ -10,8 +10,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memory.llm import ChatMessage
 
-VERSION = "extraction-2026-12-01.2"
-
 CATEGORIES = (
     "identity",
     "location",
