@@ -17,6 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress
 from rich.table import Table
+from rich.text import Text
 
 from bot.components import build_embedder, build_language_model
 from bot.config import Config
@@ -147,26 +148,21 @@ def latency_table(latency: Mapping[str, Mapping[str, float]]) -> Table:
     return table
 
 
+def counts_line(title: str, counts: Mapping[str, int]) -> Text:
+    """``title: name count, ...`` for the names counted at least once, or ``none``."""
+    counted = ", ".join(f"{name} {count}" for name, count in counts.items() if count)
+    return Text(f"{title}: {counted or 'none'}")
+
+
 def print_summary(console: Console, summary: Mapping[str, Any]) -> None:
     console.print(numbers_table("overall", "", {"all": summary["overall"]}))
     console.print(numbers_table("by case kind", "kind", summary["by_kind"]))
     console.print(numbers_table("by language", "language", summary["by_language"]))
     console.print(latency_table(summary["latency"]))
-    translated = {
-        name: n["translated"] for name, n in summary["by_language"].items() if n["translated"]
-    }
-    console.print(
-        "facts kept in English from another language: "
-        + (", ".join(f"{language} {count}" for language, count in translated.items()) or "none"),
-        highlight=False,
-    )
+    translated = {name: n["translated"] for name, n in summary["by_language"].items()}
+    console.print(counts_line("facts kept in English from another language", translated))
     for case, facts in summary["translated"].items():
         console.print(f"in English in {case}: {'; '.join(map(repr, facts))}", highlight=False)
-    fired = summary["overall"]["guards"]
-    console.print(
-        "guards and shortcuts: "
-        + (", ".join(f"{guard} {count}" for guard, count in fired.items()) or "none"),
-        highlight=False,
-    )
+    console.print(counts_line("guards and shortcuts", summary["overall"]["guards"]))
     for case, problems in summary["failures"].items():
         console.print(f"failed {case}: {'; '.join(problems)}", highlight=False)
