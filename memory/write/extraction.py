@@ -86,7 +86,7 @@ async def ask_for_facts(
     of a message in another language in English (a small model "normalises" them so)."""
     raw = await ask(llm, CallKind.EXTRACTION, messages, json_schema)
     answer = parse_answer("extraction", raw, answer_type)
-    english = [fact.text for fact in answer.facts if translated(fact.text, text)]
+    english = in_english([fact.text for fact in answer.facts], text)
     if not english:
         return answer
     log.info("extraction: %r translated into English; asked again", english)
@@ -113,10 +113,12 @@ async def ask_for_facts(
     return retried.model_copy(update={"facts": [*retried.facts, *left_out]})
 
 
-def translated(fact: str, message: str) -> bool:
-    """Whether ``fact`` reads as English though ``message`` is in another language."""
+def in_english(facts: Sequence[str], message: str) -> list[str]:
+    """Those of ``facts`` that read as English though ``message`` is in another language."""
     written_in = likely_languages(message)
-    return bool(written_in) and "en" not in written_in and likely_languages(fact)[:1] == ["en"]
+    if not written_in or "en" in written_in:
+        return []
+    return [fact for fact in facts if likely_languages(fact)[:1] == ["en"]]
 
 
 async def from_answer(
