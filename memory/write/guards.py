@@ -14,7 +14,7 @@ from memory.embedding.base import Vectors
 from memory.records import Action, Fact
 from memory.write.candidates import Candidate
 from memory.write.decision import DESTRUCTIVE, DecisionOutcome, action_of, target_error
-from memory.write.extraction import ProposedFact
+from memory.write.extraction import DEFAULT_CATEGORY, ProposedFact
 from memory.write.grounding import shares_a_word
 from memory.write.negation import ends_for_the_same_people
 from memory.write.normalise import same_text
@@ -155,7 +155,7 @@ def inline_mistake(subject: Subject) -> Guard | None:
         return Guard.INLINE_TARGET_NOT_SHOWN if missing else None
     if inline.target.id not in {candidate.fact.id for candidate in subject.candidates}:
         return Guard.INLINE_TARGET_UNRELATED
-    if closer_candidate(subject, inline.target):
+    if closer_candidate(subject, inline.target) or other_subject(subject, inline.target):
         return Guard.INLINE_TARGET_UNRELATED
     return None
 
@@ -167,6 +167,22 @@ def closer_candidate(subject: Subject, target: Fact) -> bool:
         shares_a_word(text, candidate.fact.text)
         for candidate in subject.candidates
         if candidate.fact.id != target.id
+    )
+
+
+# Categories that say nothing: the model's "other", and a fact a person told with /memory.
+UNFILED = frozenset({DEFAULT_CATEGORY, "general"})
+
+
+def other_subject(subject: Subject, target: Fact) -> bool:
+    """Whether ``target`` shares no word with the new fact and was filed under another
+    category ("I work as a nurse" put on "My name is Claire": to a small embedding model all
+    short sentences of one language look alike)."""
+    categories = {subject.fact.category, target.category}
+    return (
+        len(categories) == 2
+        and not categories & UNFILED
+        and not shares_a_word(subject.fact.text, target.text)
     )
 
 

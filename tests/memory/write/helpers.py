@@ -41,10 +41,10 @@ def decided(*decisions: Decision) -> str:
     )
 
 
-def combined(*facts: InlineFact) -> str:
+def combined(*facts: InlineFact, category: str = "other") -> str:
     """What a model answers to the combined prompt: each fact with its action and target."""
     answers = [
-        {"text": text, "category": "other", "when": None, "action": action, "target": target}
+        {"text": text, "category": category, "when": None, "action": action, "target": target}
         for text, action, target in facts
     ]
     return json.dumps({"facts": answers})

@@ -274,6 +274,48 @@ async def test_switched_off_it_is_two_calls_again(
     assert len(llm.calls) == 2
 
 
+async def test_an_update_of_a_fact_filed_elsewhere_sharing_no_word_goes_to_the_decision(
+    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
+) -> None:
+    # To all-MiniLM-L6-v2 short French sentences look alike, so the name is a candidate.
+    llm = ScriptedLanguageModel(
+        [
+            extracted("Je m'appelle Claire.", category="identity"),
+            combined(("Je travaille comme infirmière.", "UPDATE", 1), category="work"),
+            decided((1, "ADD", None)),
+        ]
+    )
+    writer = make_writer(store, index, embedder, llm)
+
+    await say(writer, ALICE, "Je m'appelle Claire.")
+    await say(writer, ALICE, "Je travaille comme infirmière.")
+
+    assert set(await active_texts(store, ALICE)) == {
+        "Je m'appelle Claire.",
+        "Je travaille comme infirmière.",
+    }
+    assert (await pipeline_events(store, ALICE))[-1].guard == "inline_target_unrelated"
+    assert len(llm.calls) == 3
+
+
+async def test_an_update_in_the_same_category_sharing_no_word_is_taken_as_it_is(
+    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
+) -> None:
+    llm = ScriptedLanguageModel(
+        [
+            extracted("I live in Paris", category="location"),
+            combined(("I moved to Berlin", "UPDATE", 1), category="location"),
+        ]
+    )
+    writer = make_writer(store, index, embedder, llm)
+
+    await say(writer, ALICE, "I live in Paris")
+    await say(writer, ALICE, "I moved to Berlin")
+
+    assert await active_texts(store, ALICE) == ["I moved to Berlin"]
+    assert len(llm.calls) == 2
+
+
 CITIES = ("Paris", "Lyon", "Nice", "Rome")
 
 
