@@ -47,6 +47,8 @@ class Guard(StrEnum):
     OTHER_PERSON = "other_person"
     # An UPDATE whose new text only says that its target is no longer true: a DELETE.
     ENDED = "ended"
+    # An UPDATE or DELETE of a fact filed under another category, sharing no word with it.
+    OTHER_SUBJECT = "other_subject"
 
 
 # What the code chose because the model's decision could not be used, or must not be.
@@ -57,8 +59,11 @@ FALLBACKS = frozenset(
         Guard.MISSING_DECISION,
         Guard.DECISION_UNAVAILABLE,
         Guard.OTHER_PERSON,
+        Guard.OTHER_SUBJECT,
     }
 )
+# Categories that say nothing: the model's "other", and a fact a person told with /memory.
+UNFILED = frozenset({DEFAULT_CATEGORY, "general"})
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -155,7 +160,7 @@ def inline_mistake(subject: Subject) -> Guard | None:
         return Guard.INLINE_TARGET_NOT_SHOWN if missing else None
     if inline.target.id not in {candidate.fact.id for candidate in subject.candidates}:
         return Guard.INLINE_TARGET_UNRELATED
-    if closer_candidate(subject, inline.target) or other_subject(subject, inline.target):
+    if closer_candidate(subject, inline.target):
         return Guard.INLINE_TARGET_UNRELATED
     return None
 
@@ -167,22 +172,6 @@ def closer_candidate(subject: Subject, target: Fact) -> bool:
         shares_a_word(text, candidate.fact.text)
         for candidate in subject.candidates
         if candidate.fact.id != target.id
-    )
-
-
-# Categories that say nothing: the model's "other", and a fact a person told with /memory.
-UNFILED = frozenset({DEFAULT_CATEGORY, "general"})
-
-
-def other_subject(subject: Subject, target: Fact) -> bool:
-    """Whether ``target`` shares no word with the new fact and was filed under another
-    category ("I work as a nurse" put on "My name is Claire": to a small embedding model all
-    short sentences of one language look alike)."""
-    categories = {subject.fact.category, target.category}
-    return (
-        len(categories) == 2
-        and not categories & UNFILED
-        and not shares_a_word(subject.fact.text, target.text)
     )
 
 
@@ -232,6 +221,21 @@ def kept_apart(plan: PlannedWrite) -> PlannedWrite:
     if not about_other_people(plan.subject.fact.text, target.text):
         return plan
     return replace_plan(plan, Action.ADD, None, Guard.OTHER_PERSON)
+
+
+def kept_as_new(plan: PlannedWrite) -> PlannedWrite:
+    """A fact filed under another category than its target, sharing no word with it, is
+    about something else ("Je travaille comme infirmière" put on "Je m'appelle Claire": to a
+    small embedding model short sentences of one language look alike): the new fact is
+    added and the known one stays."""
+    target = plan.target
+    if not plan.is_destructive or target is None:
+        return plan
+    fact = plan.subject.fact
+    categories = {fact.category, target.category}
+    if len(categories) < 2 or categories & UNFILED or shares_a_word(fact.text, target.text):
+        return plan
+    return replace_plan(plan, safe_fallback(plan.action.value), None, Guard.OTHER_SUBJECT)
 
 
 def ended(plan: PlannedWrite) -> PlannedWrite:

@@ -39,6 +39,7 @@ from memory.write.guards import (
     from_outcome,
     inline_mistake,
     kept_apart,
+    kept_as_new,
     limit_batch,
     replacements_added,
     shortcut,
@@ -169,7 +170,10 @@ async def plan_subjects(
     if undecided:
         decided, calls = await decide_subjects(parts.llm, [s for _, s in undecided], strict=strict)
         planned.update(zip([p for p, _ in undecided], decided, strict=True))
-    ordered = [ended(kept_apart(marked(planned[position]))) for position in range(len(subjects))]
+    ordered = [
+        ended(kept_apart(kept_as_new(marked(planned[position]))))
+        for position in range(len(subjects))
+    ]
     limited = limit_batch(replacements_added(ordered), parts.settings.max_destructive_actions)
     repeats = [not_written(fact, Guard.REPEATED_IN_MESSAGE) for fact in repeated]
     return Plan(limited + repeats, calls)

@@ -5,6 +5,7 @@ combined call's decisions has a case here that fails without it."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import pytest
@@ -274,7 +275,7 @@ async def test_switched_off_it_is_two_calls_again(
     assert len(llm.calls) == 2
 
 
-async def test_an_update_of_a_fact_filed_elsewhere_sharing_no_word_goes_to_the_decision(
+async def test_an_update_of_a_fact_filed_elsewhere_sharing_no_word_is_added(
     store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
 ) -> None:
     # To all-MiniLM-L6-v2 short French sentences look alike, so the name is a candidate.
@@ -282,7 +283,6 @@ async def test_an_update_of_a_fact_filed_elsewhere_sharing_no_word_goes_to_the_d
         [
             extracted("Je m'appelle Claire.", category="identity"),
             combined(("Je travaille comme infirmière.", "UPDATE", 1), category="work"),
-            decided((1, "ADD", None)),
         ]
     )
     writer = make_writer(store, index, embedder, llm)
@@ -294,8 +294,50 @@ async def test_an_update_of_a_fact_filed_elsewhere_sharing_no_word_goes_to_the_d
         "Je m'appelle Claire.",
         "Je travaille comme infirmière.",
     }
-    assert (await pipeline_events(store, ALICE))[-1].guard == "inline_target_unrelated"
-    assert len(llm.calls) == 3
+    last = (await pipeline_events(store, ALICE))[-1]
+    assert (last.final_action, last.guard) == (Action.ADD, "other_subject")
+
+
+async def test_the_decision_prompts_update_of_a_fact_filed_elsewhere_is_added(
+    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
+) -> None:
+    first = "J'habite à Lyon et je travaille dans une librairie."
+    llm = ScriptedLanguageModel(
+        [
+            json.dumps(
+                {
+                    "facts": [
+                        {"text": "J'habite à Lyon", "category": "location", "when": None},
+                        {
+                            "text": "Je travaille dans une librairie",
+                            "category": "work",
+                            "when": None,
+                        },
+                    ]
+                }
+            ),
+            combined(
+                ("Je travaille dans une librairie", "DELETE", 1),
+                ("Je suis passée à la médiathèque", "UPDATE", None),
+                category="work",
+            ),
+            decided((1, "UPDATE", 2)),
+        ]
+    )
+    writer = make_writer(store, index, embedder, llm)
+
+    await say(writer, ALICE, first)
+    await say(
+        writer,
+        ALICE,
+        "En fait je ne travaille plus à la librairie, je suis passée à la médiathèque.",
+    )
+
+    assert set(await active_texts(store, ALICE)) == {
+        "J'habite à Lyon",
+        "Je suis passée à la médiathèque",
+    }
+    assert [event.guard for event in await pipeline_events(store, ALICE)][-1] == "other_subject"
 
 
 async def test_an_update_in_the_same_category_sharing_no_word_is_taken_as_it_is(
