@@ -50,10 +50,20 @@ INSIDE = tuple(JAPANESE_LISTED.split()) + tuple(CHINESE_LISTED.split())
 WORD = re.compile(r"[\w'’-]+")
 
 
+# "I am (a) father", "je suis père", "ich bin Mutter": what the speaker is, not who.
+SPEAKERS_ROLE = re.compile(
+    r"\b(?:i am|i'm|i’m|je suis|ich bin|soy|sono|sou|ik ben)"
+    r"(?: (?:a|an|the|un|une|ein|eine|una|uno|um|uma|een))? ([\w-]+)"
+)
+
+
 def relations(text: str) -> frozenset[str]:
-    """The relation words of ``text`` ("my sister's dog" -> {"sister"})."""
-    words = {word.removesuffix("'s").removesuffix("’s") for word in WORD.findall(text.lower())}
-    return frozenset((words & WORDS) | {word for word in INSIDE if word in text})
+    """The relation words of ``text`` ("my sister's dog" -> {"sister"}), leaving out the
+    one the speaker says they are ("I'm a father of two" -> {}: about the speaker)."""
+    lower = text.lower()
+    words = {word.removesuffix("'s").removesuffix("’s") for word in WORD.findall(lower)}
+    own = set(SPEAKERS_ROLE.findall(lower))
+    return frozenset((words - own) & WORDS | {word for word in INSIDE if word in text})
 
 
 def about_other_people(new: str, known: str) -> bool:

@@ -27,6 +27,10 @@ from memory.write.relations import about_other_people, relations
         ("Ich rauche nicht mehr", "Ich rauche", False),
         ("我儿子叫小明", "我哥哥叫小明", True),
         ("我不再喝咖啡了", "我喝咖啡", False),
+        ("Je suis père de deux enfants", "J'ai deux enfants", False),
+        ("I'm a mother of three kids", "I have three kids", False),
+        ("Ich bin Vater", "Ich habe eine Tochter", True),
+        ("My father is a nurse", "I'm a nurse", True),
     ],
 )
 def test_facts_about_different_people_are_told_apart(new: str, known: str, apart: bool) -> None:
