@@ -275,27 +275,51 @@ async def test_switched_off_it_is_two_calls_again(
     assert len(llm.calls) == 2
 
 
-async def test_an_update_of_a_fact_filed_elsewhere_sharing_no_word_is_added(
-    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
+@pytest.mark.parametrize(
+    ("known", "new", "categories", "kept", "guard"),
+    [
+        # To all-MiniLM-L6-v2 short French sentences look alike: the name is a candidate.
+        (
+            "Je m'appelle Claire.",
+            "Je travaille comme infirmière.",
+            ("identity", "work"),
+            {"Je m'appelle Claire.", "Je travaille comme infirmière."},
+            "other_subject",
+        ),
+        (
+            "I live in Paris",
+            "I moved to Berlin",
+            ("location", "location"),
+            {"I moved to Berlin"},
+            None,
+        ),
+    ],
+    ids=["filed elsewhere: added", "filed under one category: updated"],
+)
+async def test_an_update_sharing_no_word_is_added_only_if_filed_elsewhere(
+    known: str,
+    new: str,
+    categories: tuple[str, str],
+    kept: set[str],
+    guard: str | None,
+    store: Store,
+    index: LanceFactIndex,
+    embedder: FastEmbedEmbedder,
 ) -> None:
-    # To all-MiniLM-L6-v2 short French sentences look alike, so the name is a candidate.
     llm = ScriptedLanguageModel(
         [
-            extracted("Je m'appelle Claire.", category="identity"),
-            combined(("Je travaille comme infirmière.", "UPDATE", 1), category="work"),
+            extracted(known, category=categories[0]),
+            combined((new, "UPDATE", 1), category=categories[1]),
         ]
     )
     writer = make_writer(store, index, embedder, llm)
 
-    await say(writer, ALICE, "Je m'appelle Claire.")
-    await say(writer, ALICE, "Je travaille comme infirmière.")
+    await say(writer, ALICE, known)
+    await say(writer, ALICE, new)
 
-    assert set(await active_texts(store, ALICE)) == {
-        "Je m'appelle Claire.",
-        "Je travaille comme infirmière.",
-    }
-    last = (await pipeline_events(store, ALICE))[-1]
-    assert (last.final_action, last.guard) == (Action.ADD, "other_subject")
+    assert set(await active_texts(store, ALICE)) == kept
+    assert (await pipeline_events(store, ALICE))[-1].guard == guard
+    assert len(llm.calls) == 2
 
 
 async def test_the_decision_prompts_update_of_a_fact_filed_elsewhere_is_added(
@@ -338,24 +362,6 @@ async def test_the_decision_prompts_update_of_a_fact_filed_elsewhere_is_added(
         "Je suis passée à la médiathèque",
     }
     assert [event.guard for event in await pipeline_events(store, ALICE)][-1] == "other_subject"
-
-
-async def test_an_update_in_the_same_category_sharing_no_word_is_taken_as_it_is(
-    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
-) -> None:
-    llm = ScriptedLanguageModel(
-        [
-            extracted("I live in Paris", category="location"),
-            combined(("I moved to Berlin", "UPDATE", 1), category="location"),
-        ]
-    )
-    writer = make_writer(store, index, embedder, llm)
-
-    await say(writer, ALICE, "I live in Paris")
-    await say(writer, ALICE, "I moved to Berlin")
-
-    assert await active_texts(store, ALICE) == ["I moved to Berlin"]
-    assert len(llm.calls) == 2
 
 
 CITIES = ("Paris", "Lyon", "Nice", "Rome")
