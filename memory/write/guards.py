@@ -62,7 +62,8 @@ FALLBACKS = frozenset(
         Guard.OTHER_SUBJECT,
     }
 )
-# Categories that say nothing: the model's "other", and a fact a person told with /memory.
+# Categories that say nothing: "other" (the model's, and /memory remember's), and "general",
+# the store's default for a fact kept without one.
 UNFILED = frozenset({DEFAULT_CATEGORY, "general"})
 
 

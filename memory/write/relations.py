@@ -63,7 +63,7 @@ def relations(text: str) -> frozenset[str]:
     lower = text.lower()
     words = {word.removesuffix("'s").removesuffix("’s") for word in WORD.findall(lower)}
     own = set(SPEAKERS_ROLE.findall(lower))
-    return frozenset((words - own) & WORDS | {word for word in INSIDE if word in text})
+    return frozenset(((words - own) & WORDS) | {word for word in INSIDE if word in text})
 
 
 def about_other_people(new: str, known: str) -> bool:
