@@ -28,13 +28,13 @@ class AfterCommitWrites:
         self.deletes: list[int] = []
         self.erases: list[int] = []
 
-    async def upsert(self, facts: Sequence[IndexedFact]) -> None:
+    def upsert(self, facts: Sequence[IndexedFact]) -> None:
         self.upserts.extend(facts)
 
-    async def delete(self, fact_ids: Sequence[int]) -> None:
+    def delete(self, fact_ids: Sequence[int]) -> None:
         self.deletes.extend(fact_ids)
 
-    async def erase(self, fact_ids: Sequence[int]) -> None:
+    def erase(self, fact_ids: Sequence[int]) -> None:
         self.erases.extend(fact_ids)
 
 

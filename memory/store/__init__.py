@@ -11,14 +11,14 @@ and nothing else needs a lock to keep a forgotten fact out of it.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TypeVar
 
 from sqlalchemy import URL, bindparam, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from memory.errors import StoreError
 from memory.index.after_commit import AfterCommitWrites
@@ -58,6 +58,7 @@ __all__ = [
 
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # Built once: the intake of every message reads the person's pause with it.
 SETTING_VALUE = select(SettingRow.value).where(SettingRow.key == bindparam("key"))
@@ -68,20 +69,20 @@ PERSONAL_TABLES = ("facts", "fact_vectors", "fact_events", "messages", "pending_
 class WithoutIndex:
     """The index writes of a transaction opened without an index: any is a mistake."""
 
-    async def upsert(self, facts: Sequence[IndexedFact]) -> None:
+    def upsert(self, facts: Sequence[IndexedFact]) -> None:
         self._refuse()
 
-    async def delete(self, fact_ids: Sequence[int]) -> None:
+    def delete(self, fact_ids: Sequence[int]) -> None:
         self._refuse()
 
-    async def erase(self, fact_ids: Sequence[int]) -> None:
+    def erase(self, fact_ids: Sequence[int]) -> None:
         if fact_ids:
             self._refuse()
 
     def _refuse(self) -> None:
         raise StoreError(
             "this transaction changes the index but was opened without one: "
-            "use store.transaction(index=...)"
+            "use store.write(job, index=...)"
         )
 
 
@@ -89,7 +90,7 @@ class WithoutIndex:
 TransactionWrites = PgVectorWrites | AfterCommitWrites | WithoutIndex
 
 
-def index_writes(session: AsyncSession, index: IndexWrites | None) -> TransactionWrites:
+def index_writes(session: Session, index: IndexWrites | None) -> TransactionWrites:
     if index is None:
         return WithoutIndex()
     if isinstance(index, PgVectorIndex):
@@ -105,7 +106,7 @@ class StoreTransaction:
     (pgvector) or after its commit (any other index).
     """
 
-    session: AsyncSession
+    session: Session
     facts: FactRepository
     turns: TurnRepository
     pending: PendingWriteRepository
@@ -114,42 +115,41 @@ class StoreTransaction:
     # Set by :meth:`forgotten`: the files are scrubbed after the commit.
     scrub: bool = False
 
-    async def forgotten(self, fact_ids: Sequence[int]) -> None:
+    def forgotten(self, fact_ids: Sequence[int]) -> None:
         """This transaction erases what a person asked to forget: after its commit, the
         facts' index rows leave every index file and the deleted rows the database's files,
         before the transaction's caller goes on (and answers "done")."""
-        await self.index.erase(fact_ids)
+        self.index.erase(fact_ids)
         self.scrub = True
 
-    async def lock_people(self, owners: Iterable[str]) -> None:
+    def lock_people(self, owners: Iterable[str]) -> None:
         """Hold these people's memory against other processes until this transaction ends
         (PostgreSQL; see :mod:`memory.store.people_lock`)."""
-        await lock_people(self.session, owners)
+        lock_people(self.session, owners)
 
-    async def get_setting(self, key: str) -> str | None:
-        result = await self.session.execute(SETTING_VALUE, {"key": key})
-        value: str | None = result.scalar_one_or_none()
+    def get_setting(self, key: str) -> str | None:
+        value: str | None = self.session.execute(SETTING_VALUE, {"key": key}).scalar_one_or_none()
         return value
 
-    async def set_setting(self, key: str, value: str) -> None:
-        row = await self.session.get(SettingRow, key)
+    def set_setting(self, key: str, value: str) -> None:
+        row = self.session.get(SettingRow, key)
         if row is None:
             self.session.add(SettingRow(key=key, value=value))
         else:
             row.value = value
 
-    async def learning_paused(self, person: str) -> bool:
-        return await self.get_setting(pause_key(person)) == PAUSED
+    def learning_paused(self, person: str) -> bool:
+        return self.get_setting(pause_key(person)) == PAUSED
 
-    async def set_learning_paused(self, person: str, paused: bool) -> None:
-        await self.set_setting(pause_key(person), PAUSED if paused else RESUMED)
+    def set_learning_paused(self, person: str, paused: bool) -> None:
+        self.set_setting(pause_key(person), PAUSED if paused else RESUMED)
 
-    async def setting_keys(self, prefix: str) -> list[str]:
+    def setting_keys(self, prefix: str) -> list[str]:
         query = select(SettingRow.key).where(SettingRow.key.startswith(prefix, autoescape=True))
-        return list((await self.session.scalars(query)).all())
+        return list(self.session.scalars(query).all())
 
 
-def repositories(session: AsyncSession, index: TransactionWrites) -> StoreTransaction:
+def repositories(session: Session, index: TransactionWrites) -> StoreTransaction:
     return StoreTransaction(
         session=session,
         facts=FactRepository(session),
@@ -188,39 +188,47 @@ class Store:
         """An existing database, read beside the process that writes it; writes fail."""
         return cls(Database(location, read_only=True))
 
-    @asynccontextmanager
-    async def transaction(
-        self, *, index: IndexWrites | None = None, priority: Priority = Priority.REPLY
-    ) -> AsyncIterator[StoreTransaction]:
-        """A transaction that may write, in this process's turn to write (``REPLY``: someone
-        waits for it; the write queue and maintenance pass ``BACKGROUND``). On SQLite it may
-        share its commit with the transactions waiting for the turn behind it
-        (:meth:`Database.transaction`); it returns once that commit is made.
+    async def write(
+        self,
+        job: Callable[[StoreTransaction], T],
+        *,
+        index: IndexWrites | None = None,
+        priority: Priority = Priority.REPLY,
+    ) -> T:
+        """Run ``job``, a whole transaction that may write, in this process's turn to write
+        (``REPLY``: someone waits for it; the write queue and maintenance pass
+        ``BACKGROUND``), and return what it returns once it is committed. A job makes no
+        model or network call: it holds the writer. On SQLite it may share its commit with
+        the jobs waiting for the turn behind it (:meth:`Database.transaction`).
 
         With ``index``, the facts it changes are kept in step there too: written inside the
         transaction (pgvector), or after the commit, before this returns, together with the
-        rows of the transactions that shared it. A failure there leaves the index behind,
-        which is logged and repaired by reconcile; the committed change stands.
+        rows of the jobs that shared it. A failure there leaves the index behind, which is
+        logged and repaired by reconcile; the committed change stands.
         """
         async with self.database.transaction(priority) as commit:
-            writes = index_writes(commit.session, index)
-            transaction = repositories(commit.session, writes)
-            yield transaction
-            if isinstance(writes, AfterCommitWrites):
-                commit.rows.add(writes)
-            if transaction.scrub:
-                commit.scrub = self._scrub_logged
+
+            def run(session: Session) -> T:
+                writes = index_writes(session, index)
+                transaction = repositories(session, writes)
+                result = job(transaction)
+                if isinstance(writes, AfterCommitWrites):
+                    commit.rows.add(writes)
+                if transaction.scrub:
+                    commit.scrub = self._scrub_logged
+                return result
+
+            return await commit.session.run_sync(run)
 
     async def add_answer(self, answer: Answer) -> bool:
         """The bot's answer; nothing if the person's turn it answers was forgotten meanwhile."""
-        async with self.transaction() as transaction:
-            return await transaction.turns.add_answer(answer)
+        return await self.write(lambda transaction: transaction.turns.add_answer(answer))
 
-    @asynccontextmanager
-    async def read(self) -> AsyncIterator[StoreTransaction]:
-        """A transaction that only reads: it waits for no writer (use it on the reply path)."""
+    async def read(self, job: Callable[[StoreTransaction], T]) -> T:
+        """Run ``job``, a transaction that only reads: it waits for no writer (use it on
+        the reply path)."""
         async with self.database.session() as session:
-            yield repositories(session, WithoutIndex())
+            return await session.run_sync(lambda sync: job(repositories(sync, WithoutIndex())))
 
     async def scrub(self) -> None:
         """Make rows deleted so far unrecoverable from the database's files, in a turn of

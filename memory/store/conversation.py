@@ -23,7 +23,7 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from memory.records import Answer, ConversationTurn, Role
 from memory.store.schema import (
@@ -117,10 +117,10 @@ RECENT_SHARED = {
 
 
 class TurnRepository:
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: Session) -> None:
         self.session = session
 
-    async def add(
+    def add(
         self,
         room: str,
         role: Role,
@@ -145,10 +145,10 @@ class TurnRepository:
             "audience": audience,
             "answer_to": answer_to,
         }
-        result = await self.session.execute(INSERT_TURN, values)
+        result = self.session.execute(INSERT_TURN, values)
         return to_turn(Inserted(id=int(result.scalar_one()), **values))
 
-    async def add_new(
+    def add_new(
         self,
         room: str,
         author: str,
@@ -172,12 +172,12 @@ class TurnRepository:
             "audience": audience,
             "answer_to": None,
         }
-        inserted = (await self.session.execute(INSERT_NEW_TURN, values)).scalar_one_or_none()
+        inserted = (self.session.execute(INSERT_NEW_TURN, values)).scalar_one_or_none()
         if inserted is not None:
             return to_turn(Inserted(id=int(inserted), **values)), True
-        return to_turn((await self.session.execute(EARLIER_TURN, values)).one()), False
+        return to_turn((self.session.execute(EARLIER_TURN, values)).one()), False
 
-    async def add_answer(self, answer: Answer) -> bool:
+    def add_answer(self, answer: Answer) -> bool:
         """The bot's answer, in one statement with the check that the person's turn it
         answers is still there (no forget slips between them)."""
         values = {
@@ -188,17 +188,17 @@ class TurnRepository:
             "answer_to": answer.answer_to,
             "audience": answer.audience,
         }
-        return rowcount(await self.session.execute(INSERT_ANSWER, values)) == 1
+        return rowcount(self.session.execute(INSERT_ANSWER, values)) == 1
 
-    async def person_turn(
+    def person_turn(
         self, room: str, author: str, platform_message_id: str
     ) -> ConversationTurn | None:
         """The person's turn with this platform id in this room, if it was stored."""
         values = {"room": room, "author": author, "platform_message_id": platform_message_id}
-        row = (await self.session.execute(PERSON_TURN, values)).one_or_none()
+        row = (self.session.execute(PERSON_TURN, values)).one_or_none()
         return None if row is None else to_turn(row)
 
-    async def recent(self, room: str, *, limit: int) -> list[ConversationTurn]:
+    def recent(self, room: str, *, limit: int) -> list[ConversationTurn]:
         """The last ``limit`` turns of ``room``, oldest first."""
         query = (
             select(MessageRow)
@@ -206,16 +206,16 @@ class TurnRepository:
             .order_by(MessageRow.id.desc())
             .limit(limit)
         )
-        rows = (await self.session.scalars(query)).all()
+        rows = (self.session.scalars(query)).all()
         return [to_turn(row) for row in reversed(rows)]
 
-    async def recent_of(self, room: str, author: str, *, limit: int) -> list[ConversationTurn]:
+    def recent_of(self, room: str, author: str, *, limit: int) -> list[ConversationTurn]:
         """The last ``limit`` turns between ``author`` and the bot in ``room``, oldest first."""
         values = {"room": room, "author": author, "limit": limit}
-        rows = (await self.session.execute(RECENT_OF, values)).all()
+        rows = (self.session.execute(RECENT_OF, values)).all()
         return [to_turn(row) for row in reversed(rows)]
 
-    async def recent_shared(
+    def recent_shared(
         self, room: str, *, audience: str | None, since: datetime | None, limit: int
     ) -> list[ConversationTurn]:
         """The last ``limit`` turns of a group room readable by ``audience`` (None: everyone)
@@ -226,10 +226,10 @@ class TurnRepository:
             values["audience"] = audience
         if since is not None:
             values["since"] = since
-        rows = (await self.session.execute(query, values)).all()
+        rows = (self.session.execute(query, values)).all()
         return [to_turn(row) for row in reversed(rows)]
 
-    async def said(self, rooms: Sequence[str], platform_message_id: str) -> ConversationTurn | None:
+    def said(self, rooms: Sequence[str], platform_message_id: str) -> ConversationTurn | None:
         """The person's turn of the message with this platform id in one of ``rooms``."""
         query = (
             select(MessageRow)
@@ -241,28 +241,24 @@ class TurnRepository:
             .order_by(MessageRow.id)
             .limit(1)
         )
-        row = (await self.session.scalars(query)).one_or_none()
+        row = (self.session.scalars(query)).one_or_none()
         return None if row is None else to_turn(row)
 
-    async def change_text(self, turn_id: int, text: str) -> None:
-        await self.session.execute(
-            update(MessageRow).where(MessageRow.id == turn_id).values(text=text)
-        )
+    def change_text(self, turn_id: int, text: str) -> None:
+        self.session.execute(update(MessageRow).where(MessageRow.id == turn_id).values(text=text))
 
-    async def erase_of(self, room: str, author: str) -> int:
+    def erase_of(self, room: str, author: str) -> int:
         """Erase ``author``'s turns in ``room`` and the bot's answers to them."""
-        result = await self.session.execute(
+        result = self.session.execute(
             delete(MessageRow).where(MessageRow.room == room, MessageRow.author == author)
         )
         return rowcount(result)
 
-    async def authors_in(self, room: str) -> list[str]:
+    def authors_in(self, room: str) -> list[str]:
         """Everyone with a turn in ``room``."""
         query = select(MessageRow.author).where(MessageRow.room == room).distinct()
-        return [author for author in (await self.session.scalars(query)).all() if author]
+        return [author for author in (self.session.scalars(query)).all() if author]
 
-    async def purge_older_than(self, cutoff: datetime) -> int:
-        result = await self.session.execute(
-            delete(MessageRow).where(MessageRow.created_at < cutoff)
-        )
+    def purge_older_than(self, cutoff: datetime) -> int:
+        result = self.session.execute(delete(MessageRow).where(MessageRow.created_at < cutoff))
         return rowcount(result)

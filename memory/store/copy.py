@@ -7,11 +7,25 @@ their table, and PostgreSQL's sequences are moved past the copied ids.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
-from sqlalchemy import Column, Integer, Table, bindparam, func, insert, select, text, update
+from sqlalchemy import (
+    Column,
+    Executable,
+    Integer,
+    Select,
+    Table,
+    bindparam,
+    func,
+    insert,
+    select,
+    text,
+    update,
+)
 
 from memory.errors import StoreError
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 from memory.store.schema import Base
 
 # Parents before children; the vectors are copied by the indexes.
@@ -39,10 +53,9 @@ def self_references(of: Table) -> list[Column[object]]:
 
 
 async def count_rows(store: Store, name: str) -> int:
-    async with store.read() as transaction:
-        return int(
-            await transaction.session.scalar(select(func.count()).select_from(table(name))) or 0
-        )
+    query = select(func.count()).select_from(table(name))
+    count = await store.read(lambda transaction: transaction.session.scalar(query))
+    return int(count or 0)
 
 
 async def require_empty(store: Store, where: str) -> None:
@@ -75,8 +88,7 @@ async def copy_table(source: Store, target: Store, of: Table) -> None:
         query = select(of).order_by(key).limit(BATCH)
         if after is not None:
             query = query.where(key > after)
-        async with source.read() as transaction:
-            rows = [dict(row._mapping) for row in await transaction.session.execute(query)]
+        rows = await source.read(partial(read_rows, query))
         if not rows:
             break
         for column in later:
@@ -85,12 +97,21 @@ async def copy_table(source: Store, target: Store, of: Table) -> None:
                 for row in rows
                 if row[column.name] is not None
             ]
-        async with target.transaction() as transaction:
-            copied = [{**row, **{column.name: None for column in later}} for row in rows]
-            await transaction.session.execute(insert(of), copied)
+        copied = [{**row, **{column.name: None for column in later}} for row in rows]
+        await target.write(partial(execute, insert(of), copied))
         after = rows[-1][key.name]
     for column in later:
         await restore_references(target, of, column, references[column.name])
+
+
+def read_rows(query: Select[Any], transaction: StoreTransaction) -> list[dict[str, object]]:
+    return [dict(row._mapping) for row in transaction.session.execute(query)]
+
+
+def execute(
+    statement: Executable, rows: list[dict[str, object]], transaction: StoreTransaction
+) -> None:
+    transaction.session.execute(statement, rows)
 
 
 async def restore_references(
@@ -102,20 +123,22 @@ async def restore_references(
         update(of).where(key == bindparam("row_key")).values({column.name: bindparam("value")})
     )
     for start in range(0, len(pointing), BATCH):
-        async with target.transaction() as transaction:
-            await transaction.session.execute(statement, pointing[start : start + BATCH])
+        await target.write(partial(execute, statement, pointing[start : start + BATCH]))
 
 
 async def move_sequences(target: Store) -> None:
     """PostgreSQL hands out ids from sequences: past the copied ones, so new rows fit."""
-    async with target.transaction() as transaction:
+
+    def move(transaction: StoreTransaction) -> None:
         for name in COPIED_TABLES:
             (key,) = table(name).primary_key.columns
             if not key.autoincrement or not isinstance(key.type, Integer):
                 continue
-            await transaction.session.execute(
+            transaction.session.execute(
                 text(
                     f"SELECT setval(pg_get_serial_sequence('{name}', '{key.name}'), "
                     f"COALESCE(MAX({key.name}), 1), MAX({key.name}) IS NOT NULL) FROM {name}"
                 )
             )
+
+    await target.write(move)

@@ -28,8 +28,7 @@ from sqlalchemy import (
     true,
     update,
 )
-from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import Mapped
+from sqlalchemy.orm import Mapped, Session
 
 from memory.records import (
     Action,
@@ -119,10 +118,10 @@ FACTS_BY_IDS = {
 class FactRepository:
     """Fact reads and writes inside one open transaction."""
 
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: Session) -> None:
         self.session = session
 
-    async def add(self, scope: Scope, new: NewFact, *, embedding_model: str | None = None) -> Fact:
+    def add(self, scope: Scope, new: NewFact, *, embedding_model: str | None = None) -> Fact:
         values = {
             "owner": scope.owner,
             "room": scope.room,
@@ -137,14 +136,14 @@ class FactRepository:
             "source_message_id": new.source_message_id,
             "embedding_model": embedding_model,
         }
-        result = await self.session.execute(INSERT_FACT, values)
+        result = self.session.execute(INSERT_FACT, values)
         return to_fact(Inserted(id=int(result.scalar_one()), **values))
 
-    async def get(self, scope: Scope, fact_id: int) -> Fact | None:
-        row = await self._row(scope, fact_id)
+    def get(self, scope: Scope, fact_id: int) -> Fact | None:
+        row = self._row(scope, fact_id)
         return None if row is None else to_fact(row)
 
-    async def get_many(self, scope: Scope, fact_ids: Sequence[int]) -> list[Fact]:
+    def get_many(self, scope: Scope, fact_ids: Sequence[int]) -> list[Fact]:
         if not fact_ids:
             return []
         rooms = scope.visible_rooms()
@@ -154,10 +153,10 @@ class FactRepository:
             values["only_room"] = rooms.only
         if rooms.exclude is not None:
             values["excluded_room"] = rooms.exclude
-        rows = (await self.session.execute(query, values)).all()
+        rows = (self.session.execute(query, values)).all()
         return [to_fact(row) for row in rows]
 
-    async def list_in_scope(
+    def list_in_scope(
         self,
         scope: Scope,
         *,
@@ -173,9 +172,9 @@ class FactRepository:
             .offset(offset)
             .limit(limit)
         )
-        return [to_fact(row) for row in (await self.session.scalars(query)).all()]
+        return [to_fact(row) for row in (self.session.scalars(query)).all()]
 
-    async def matching(self, scope: Scope, needle: str, *, limit: int) -> list[Fact]:
+    def matching(self, scope: Scope, needle: str, *, limit: int) -> list[Fact]:
         """Active facts in ``scope`` whose number or text contains ``needle`` (autocomplete)."""
         query = (
             select(FactRow)
@@ -190,17 +189,15 @@ class FactRepository:
             .order_by(FactRow.id)
             .limit(limit)
         )
-        return [to_fact(row) for row in (await self.session.scalars(query)).all()]
+        return [to_fact(row) for row in (self.session.scalars(query)).all()]
 
-    async def count(
-        self, scope: Scope, *, statuses: Sequence[FactStatus] = (FactStatus.ACTIVE,)
-    ) -> int:
+    def count(self, scope: Scope, *, statuses: Sequence[FactStatus] = (FactStatus.ACTIVE,)) -> int:
         query = select(func.count(FactRow.id)).where(
             visible_in(scope), FactRow.status.in_([s.value for s in statuses])
         )
-        return int((await self.session.execute(query)).scalar_one())
+        return int((self.session.execute(query)).scalar_one())
 
-    async def set_status(
+    def set_status(
         self,
         scope: Scope,
         fact_id: int,
@@ -210,58 +207,58 @@ class FactRepository:
         valid_to: datetime | None = None,
     ) -> Fact | None:
         """Change a visible fact's status; ``None`` if the id is not visible in ``scope``."""
-        row = await self._row(scope, fact_id)
+        row = self._row(scope, fact_id)
         if row is None:
             return None
         row.status = status.value
         row.superseded_by = superseded_by
         row.valid_to = valid_to
-        await self.session.flush()
+        self.session.flush()
         return to_fact(row)
 
-    async def erase(self, scope: Scope, fact_id: int) -> list[int]:
+    def erase(self, scope: Scope, fact_id: int) -> list[int]:
         """Remove a fact for good, with its older versions and their events; the erased ids."""
-        chain = await self.version_chain(scope, fact_id)
-        await self.erase_ids(scope, chain)
+        chain = self.version_chain(scope, fact_id)
+        self.erase_ids(scope, chain)
         return chain
 
-    async def version_chain(self, scope: Scope, fact_id: int) -> list[int]:
+    def version_chain(self, scope: Scope, fact_id: int) -> list[int]:
         """The fact and every older version it replaced (empty if not visible in ``scope``)."""
-        if await self._row(scope, fact_id) is None:
+        if self._row(scope, fact_id) is None:
             return []
         chain = [fact_id]
         frontier = [fact_id]
         while frontier:
             query = select(FactRow.id).where(visible_in(scope), FactRow.superseded_by.in_(frontier))
-            frontier = [i for i in (await self.session.scalars(query)).all() if i not in chain]
+            frontier = [i for i in (self.session.scalars(query)).all() if i not in chain]
             chain.extend(frontier)
         return chain
 
-    async def erase_all(self, scope: Scope) -> list[int]:
+    def erase_all(self, scope: Scope) -> list[int]:
         """Remove every fact visible in ``scope``, whatever its status, with its events."""
-        ids = list((await self.session.scalars(select(FactRow.id).where(visible_in(scope)))).all())
-        await self.erase_ids(scope, ids)
+        ids = list((self.session.scalars(select(FactRow.id).where(visible_in(scope)))).all())
+        self.erase_ids(scope, ids)
         return ids
 
-    async def erase_ids(self, scope: Scope, ids: Sequence[int]) -> None:
+    def erase_ids(self, scope: Scope, ids: Sequence[int]) -> None:
         if ids:
-            await self._delete(list(ids), visible_in(scope), FactEventRow.owner == scope.owner)
+            self._delete(list(ids), visible_in(scope), FactEventRow.owner == scope.owner)
 
-    async def _delete(
+    def _delete(
         self, ids: list[int], facts: ColumnElement[bool], events: ColumnElement[bool]
     ) -> None:
         """Delete facts by id, their events, and the links of newer versions to them."""
-        await self.session.execute(
+        self.session.execute(
             delete(FactEventRow).where(
                 events, or_(FactEventRow.fact_id.in_(ids), FactEventRow.related_fact_id.in_(ids))
             )
         )
-        await self.session.execute(
+        self.session.execute(
             update(FactRow).where(facts, FactRow.superseded_by.in_(ids)).values(superseded_by=None)
         )
-        await self.session.execute(delete(FactRow).where(facts, FactRow.id.in_(ids)))
+        self.session.execute(delete(FactRow).where(facts, FactRow.id.in_(ids)))
 
-    async def record_event(self, scope: Scope, draft: EventDraft) -> FactEvent:
+    def record_event(self, scope: Scope, draft: EventDraft) -> FactEvent:
         values = {
             "owner": scope.owner,
             "room": scope.room,
@@ -278,12 +275,12 @@ class FactRepository:
             "undone_at": None,
             "source_message_id": draft.source_message_id,
         }
-        result = await self.session.execute(INSERT_EVENT, values)
+        result = self.session.execute(INSERT_EVENT, values)
         return to_event(Inserted(id=int(result.scalar_one()), **values))
 
-    async def events_for_fact(self, scope: Scope, fact_id: int) -> list[FactEvent]:
+    def events_for_fact(self, scope: Scope, fact_id: int) -> list[FactEvent]:
         """The audit trail of one visible fact, oldest first; empty if not visible."""
-        if await self._row(scope, fact_id) is None:
+        if self._row(scope, fact_id) is None:
             return []
         query = (
             select(FactEventRow)
@@ -293,9 +290,9 @@ class FactRepository:
             )
             .order_by(FactEventRow.id)
         )
-        return [to_event(row) for row in (await self.session.scalars(query)).all()]
+        return [to_event(row) for row in (self.session.scalars(query)).all()]
 
-    async def latest_events(
+    def latest_events(
         self, scope: Scope, *, actors: Sequence[Actor], limit: int = 20
     ) -> list[FactEvent]:
         """The newest events of ``scope``'s owner and rooms by ``actors``, newest first."""
@@ -306,9 +303,9 @@ class FactRepository:
             .order_by(FactEventRow.id.desc())
             .limit(limit)
         )
-        return [to_event(row) for row in (await self.session.scalars(query)).all()]
+        return [to_event(row) for row in (self.session.scalars(query)).all()]
 
-    async def latest_undoable_event(
+    def latest_undoable_event(
         self, scope: Scope, *, actors: Sequence[Actor], actions: Sequence[Action]
     ) -> FactEvent | None:
         """The newest not-yet-undone event of ``scope`` by ``actors`` with one of ``actions``
@@ -325,45 +322,45 @@ class FactRepository:
             .order_by(FactEventRow.id.desc())
             .limit(1)
         )
-        row = (await self.session.scalars(query)).one_or_none()
+        row = (self.session.scalars(query)).one_or_none()
         return None if row is None else to_event(row)
 
-    async def mark_undone(self, scope: Scope, event_id: int) -> None:
-        await self.session.execute(
+    def mark_undone(self, scope: Scope, event_id: int) -> None:
+        self.session.execute(
             update(FactEventRow)
             .where(FactEventRow.owner == scope.owner, FactEventRow.id == event_id)
             .values(undone_at=utc_now())
         )
 
-    async def set_embedding_model(self, fact_ids: Sequence[int], model: str) -> None:
+    def set_embedding_model(self, fact_ids: Sequence[int], model: str) -> None:
         """Record which model embedded these facts (used by reconcile, which is unscoped)."""
         if fact_ids:
-            await self.session.execute(
+            self.session.execute(
                 update(FactRow).where(FactRow.id.in_(list(fact_ids))).values(embedding_model=model)
             )
 
-    async def admin_active_facts(self) -> list[Fact]:
+    def admin_active_facts(self) -> list[Fact]:
         """Every active fact of every scope. Operator and reconcile use only."""
         query = select(FactRow).where(FactRow.status == FactStatus.ACTIVE.value)
-        return [to_fact(row) for row in (await self.session.scalars(query)).all()]
+        return [to_fact(row) for row in (self.session.scalars(query)).all()]
 
-    async def admin_active_ids(self, fact_ids: Sequence[int]) -> set[int]:
+    def admin_active_ids(self, fact_ids: Sequence[int]) -> set[int]:
         """Which of these facts, of any scope, are active now. Reconcile use only."""
         if not fact_ids:
             return set()
         query = select(FactRow.id).where(
             FactRow.id.in_(list(fact_ids)), FactRow.status == FactStatus.ACTIVE.value
         )
-        return set((await self.session.scalars(query)).all())
+        return set((self.session.scalars(query)).all())
 
-    async def admin_owners(self, fact_ids: Sequence[int]) -> set[str]:
+    def admin_owners(self, fact_ids: Sequence[int]) -> set[str]:
         """Whose facts these are, of any scope. Reconcile use only (to lock them)."""
         if not fact_ids:
             return set()
         query = select(FactRow.owner).where(FactRow.id.in_(list(fact_ids))).distinct()
-        return set((await self.session.scalars(query)).all())
+        return set((self.session.scalars(query)).all())
 
-    async def admin_changed_facts_since(
+    def admin_changed_facts_since(
         self, since: datetime | None, *, also_ids: Sequence[int] = ()
     ) -> list[Fact]:
         """Active facts of every scope created, or touched by an event, after ``since`` (None:
@@ -371,7 +368,7 @@ class FactRepository:
         active = FactRow.status == FactStatus.ACTIVE.value
         if since is None:
             query = select(FactRow).where(active).order_by(FactRow.id)
-            return [to_fact(row) for row in (await self.session.scalars(query)).all()]
+            return [to_fact(row) for row in (self.session.scalars(query)).all()]
         touched = select(FactEventRow.fact_id).where(
             or_(
                 and_(
@@ -395,9 +392,9 @@ class FactRepository:
             )
             .order_by(FactRow.id)
         )
-        return [to_fact(row) for row in (await self.session.scalars(query)).all()]
+        return [to_fact(row) for row in (self.session.scalars(query)).all()]
 
-    async def undone_pairs(self, scope: Scope, actor: Actor) -> set[frozenset[int]]:
+    def undone_pairs(self, scope: Scope, actor: Actor) -> set[frozenset[int]]:
         """The (fact, related fact) pairs of ``actor``'s undone events in ``scope``."""
         query = select(FactEventRow.fact_id, FactEventRow.related_fact_id).where(
             FactEventRow.owner == scope.owner,
@@ -405,26 +402,26 @@ class FactRepository:
             FactEventRow.actor == actor.value,
             FactEventRow.undone_at.is_not(None),
         )
-        rows = (await self.session.execute(query)).all()
+        rows = (self.session.execute(query)).all()
         return {frozenset((first, second)) for first, second in rows if first and second}
 
-    async def admin_purge_deleted_before(self, cutoff: datetime) -> list[int]:
+    def admin_purge_deleted_before(self, cutoff: datetime) -> list[int]:
         """Erase facts soft-deleted before ``cutoff``, with the inactive versions they
         replaced and the events naming them, so the text is really gone; the erased ids."""
         ended = func.coalesce(FactRow.valid_to, FactRow.created_at)
         query = select(FactRow.id).where(FactRow.status == FactStatus.DELETED.value, ended < cutoff)
-        chain = list((await self.session.scalars(query)).all())
+        chain = list((self.session.scalars(query)).all())
         frontier = list(chain)
         while frontier:
             older = select(FactRow.id).where(
                 FactRow.superseded_by.in_(frontier), FactRow.status != FactStatus.ACTIVE.value
             )
-            frontier = [i for i in (await self.session.scalars(older)).all() if i not in chain]
+            frontier = [i for i in (self.session.scalars(older)).all() if i not in chain]
             chain.extend(frontier)
         if chain:
-            await self._delete(chain, true(), true())
+            self._delete(chain, true(), true())
         return chain
 
-    async def _row(self, scope: Scope, fact_id: int) -> FactRow | None:
+    def _row(self, scope: Scope, fact_id: int) -> FactRow | None:
         query = select(FactRow).where(visible_in(scope), FactRow.id == fact_id)
-        return (await self.session.scalars(query)).one_or_none()
+        return (self.session.scalars(query)).one_or_none()

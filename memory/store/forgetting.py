@@ -12,8 +12,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import ColumnElement, and_, delete, false, not_, or_, select
-from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import Mapped
+from sqlalchemy.orm import Mapped, Session
 
 from memory.records import Action, Actor, FactStatus
 from memory.scope import Scope, ScopeMode
@@ -46,63 +45,63 @@ class Erased:
 
 
 class ForgetRepository:
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: Session) -> None:
         self.session = session
         self._facts = FactRepository(session)
 
-    async def fact(self, scope: Scope, fact_id: int) -> Erased | None:
+    def fact(self, scope: Scope, fact_id: int) -> Erased | None:
         """Erase one fact and what it was learned from; ``None`` if not visible in scope."""
-        chain = await self._facts.version_chain(scope, fact_id)
+        chain = self._facts.version_chain(scope, fact_id)
         if not chain:
             return None
-        active = await self._active_among(chain)
-        sources = await self.sources(scope.owner, chain)
-        events = await self._delete_factless_events(scope.owner, sources)
-        events += await self._count_events(scope.owner, chain)
-        await self._facts.erase_ids(scope, chain)
-        turns = await self._delete_turns_of(scope.owner, sources)
-        await self._record(scope)
+        active = self._active_among(chain)
+        sources = self.sources(scope.owner, chain)
+        events = self._delete_factless_events(scope.owner, sources)
+        events += self._count_events(scope.owner, chain)
+        self._facts.erase_ids(scope, chain)
+        turns = self._delete_turns_of(scope.owner, sources)
+        self._record(scope)
         return Erased(tuple(chain), active, events, turns, 0)
 
-    async def everything(self, scope: Scope) -> Erased:
+    def everything(self, scope: Scope) -> Erased:
         """Erase all the person has in the scope: facts, events, turns, queued writes."""
-        active = await self._facts.count(scope)
-        fact_ids = await self._facts.erase_all(scope)
+        active = self._facts.count(scope)
+        fact_ids = self._facts.erase_all(scope)
         events = rowcount(
-            await self.session.execute(
+            self.session.execute(
                 delete(FactEventRow).where(
                     visible_in(scope, FactEventRow), not_(text_free_forget())
                 )
             )
         )
         turns = rowcount(
-            await self.session.execute(
+            self.session.execute(
                 delete(MessageRow).where(
                     MessageRow.author == scope.owner, in_visible_rooms(scope, MessageRow.room)
                 )
             )
         )
-        queued = await PendingWriteRepository(self.session).discard_for_scope(scope)
+        queued = PendingWriteRepository(self.session).discard_for_scope(scope)
         if fact_ids or events or turns or queued:
-            await self._record(scope)
+            self._record(scope)
         return Erased(tuple(fact_ids), active, events, turns, queued)
 
-    async def message(self, owner: str, rooms: Sequence[str], message_id: str) -> Erased:
+    def message(self, owner: str, rooms: Sequence[str], message_id: str) -> Erased:
         """Erase what the message ``message_id`` of ``owner`` (said in one of ``rooms``) left."""
         own = {(room, message_id) for room in rooms}
         erased: list[int] = []
         active = 0
         for room in rooms:
             scope = Scope(owner, room, ScopeMode.USER_ROOM)
-            for learned in await self.learned_from(scope, message_id):
+            for learned in self.learned_from(scope, message_id):
                 if learned.only_source and learned.chain[0] not in erased:
                     active += 1
                     erased += learned.chain
-                    await self._facts.erase_ids(scope, learned.chain)
-        events = await self._delete_factless_events(owner, own)
-        turns = await self._delete_turns_of(owner, own)
+                    self._facts.erase_ids(scope, learned.chain)
+        events = self._delete_factless_events(owner, own)
+        turns = self._delete_turns_of(owner, own)
         queued = rowcount(
-            await self.session.execute(
+            self.session.execute(
                 delete(PendingWriteRow).where(
                     PendingWriteRow.owner == owner,
                     PendingWriteRow.room.in_(list(rooms)),
@@ -111,10 +110,10 @@ class ForgetRepository:
             )
         )
         if erased or events or turns or queued:
-            await self._record(Scope(owner, rooms[0], ScopeMode.USER_ROOM))
+            self._record(Scope(owner, rooms[0], ScopeMode.USER_ROOM))
         return Erased(tuple(erased), active, events, turns, queued)
 
-    async def author_of(self, rooms: Sequence[str], message_id: str) -> str | None:
+    def author_of(self, rooms: Sequence[str], message_id: str) -> str | None:
         """Whose message ``message_id`` in one of ``rooms`` was, from what it left; or None."""
         for column_owner, column_room, column_source in (
             (FactRow.owner, FactRow.room, FactRow.source_message_id),
@@ -126,12 +125,12 @@ class ForgetRepository:
                 .where(column_room.in_(list(rooms)), column_source == message_id)
                 .limit(1)
             )
-            owner = (await self.session.scalars(query)).first()
+            owner = (self.session.scalars(query)).first()
             if owner is not None:
                 return owner
         return None
 
-    async def learned_from(self, scope: Scope, message_id: str) -> list[Learned]:
+    def learned_from(self, scope: Scope, message_id: str) -> list[Learned]:
         """The active facts of ``scope``'s room that ``message_id`` taught or confirmed (it
         is among the sources of their versions), each with its version chain."""
         taught = select(FactRow.id).where(
@@ -144,27 +143,27 @@ class ForgetRepository:
             FactEventRow.room == scope.room,
             FactEventRow.source_message_id == message_id,
         )
-        ids = set((await self.session.scalars(taught)).all())
-        for fact_id, related in (await self.session.execute(touched)).all():
+        ids = set((self.session.scalars(taught)).all())
+        for fact_id, related in (self.session.execute(touched)).all():
             ids.update(i for i in (fact_id, related) if i is not None)
         learned: dict[int, Learned] = {}
         for fact_id in sorted(ids):
-            latest = await self._latest_version(scope, fact_id)
+            latest = self._latest_version(scope, fact_id)
             if latest is None or latest in learned:
                 continue
-            chain = await self._facts.version_chain(scope, latest)
-            sources = await self.sources(scope.owner, chain)
+            chain = self._facts.version_chain(scope, latest)
+            sources = self.sources(scope.owner, chain)
             only = sources <= {(scope.room, message_id)}
             learned[latest] = Learned(latest, tuple(chain), only)
         return list(learned.values())
 
-    async def _latest_version(self, scope: Scope, fact_id: int) -> int | None:
+    def _latest_version(self, scope: Scope, fact_id: int) -> int | None:
         """The active fact that ``fact_id`` is (or became through its updates), if any."""
         seen: set[int] = set()
         current: int | None = fact_id
         while current is not None and current not in seen:
             seen.add(current)
-            fact = await self._facts.get(scope, current)
+            fact = self._facts.get(scope, current)
             if fact is None:
                 return None
             if fact.status is FactStatus.ACTIVE:
@@ -172,13 +171,13 @@ class ForgetRepository:
             current = fact.superseded_by if fact.status is FactStatus.SUPERSEDED else None
         return None
 
-    async def _active_among(self, fact_ids: Collection[int]) -> int:
+    def _active_among(self, fact_ids: Collection[int]) -> int:
         query = select(FactRow.id).where(
             FactRow.id.in_(list(fact_ids)), FactRow.status == FactStatus.ACTIVE.value
         )
-        return len((await self.session.scalars(query)).all())
+        return len((self.session.scalars(query)).all())
 
-    async def sources(self, owner: str, fact_ids: Collection[int]) -> set[Source]:
+    def sources(self, owner: str, fact_ids: Collection[int]) -> set[Source]:
         """The source messages of the facts and of every event on them."""
         ids = list(fact_ids)
         facts = select(FactRow.room, FactRow.source_message_id).where(FactRow.id.in_(ids))
@@ -188,21 +187,21 @@ class ForgetRepository:
         )
         found: set[Source] = set()
         for query in (facts, events):
-            for room, source in (await self.session.execute(query)).all():
+            for room, source in (self.session.execute(query)).all():
                 if source is not None:
                     found.add((room, source))
         return found
 
-    async def _count_events(self, owner: str, fact_ids: Collection[int]) -> int:
+    def _count_events(self, owner: str, fact_ids: Collection[int]) -> int:
         ids = list(fact_ids)
         query = select(FactEventRow.id).where(
             FactEventRow.owner == owner,
             or_(FactEventRow.fact_id.in_(ids), FactEventRow.related_fact_id.in_(ids)),
         )
-        return len((await self.session.scalars(query)).all())
+        return len((self.session.scalars(query)).all())
 
-    async def _delete_factless_events(self, owner: str, sources: set[Source]) -> int:
-        result = await self.session.execute(
+    def _delete_factless_events(self, owner: str, sources: set[Source]) -> int:
+        result = self.session.execute(
             delete(FactEventRow).where(
                 FactEventRow.owner == owner,
                 FactEventRow.fact_id.is_(None),
@@ -212,8 +211,8 @@ class ForgetRepository:
         )
         return rowcount(result)
 
-    async def _delete_turns_of(self, owner: str, sources: set[Source]) -> int:
-        result = await self.session.execute(
+    def _delete_turns_of(self, owner: str, sources: set[Source]) -> int:
+        result = self.session.execute(
             delete(MessageRow).where(
                 MessageRow.author == owner,
                 from_sources(MessageRow.room, MessageRow.platform_message_id, sources),
@@ -221,11 +220,9 @@ class ForgetRepository:
         )
         return rowcount(result)
 
-    async def _record(self, scope: Scope) -> None:
+    def _record(self, scope: Scope) -> None:
         """An audit row without any text: forgetting is final, the words must not survive."""
-        await self._facts.record_event(
-            scope, EventDraft(final_action=Action.FORGET, actor=Actor.USER)
-        )
+        self._facts.record_event(scope, EventDraft(final_action=Action.FORGET, actor=Actor.USER))
 
 
 def text_free_forget() -> ColumnElement[bool]:

@@ -28,8 +28,7 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import aliased
+from sqlalchemy.orm import Session, aliased
 
 from memory.pausing import PAUSED, pause_key
 from memory.records import PendingWrite
@@ -118,10 +117,10 @@ def pending_values(
 
 
 class PendingWriteRepository:
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: Session) -> None:
         self.session = session
 
-    async def enqueue(
+    def enqueue(
         self,
         scope: Scope,
         text: str,
@@ -133,20 +132,20 @@ class PendingWriteRepository:
     ) -> PendingWrite:
         """``corrects``: the row is an edit of the message ``source_message_id``."""
         values = pending_values(scope, text, message_time, now, source_message_id, corrects)
-        pending_id = int((await self.session.execute(INSERT_PENDING, values)).scalar_one())
+        pending_id = int((self.session.execute(INSERT_PENDING, values)).scalar_one())
         return to_pending(Inserted(id=pending_id, **values))
 
-    async def enqueue_unless_paused(
+    def enqueue_unless_paused(
         self, scope: Scope, text: str, *, message_time: datetime, now: datetime, source: str
     ) -> PendingWrite | None:
         """:meth:`enqueue` a person's message, or nothing if they paused learning."""
         values = pending_values(scope, text, message_time, now, source, corrects=False)
         paused = {"pause_key": pause_key(scope.owner)}
-        found = await self.session.execute(INSERT_PENDING_UNLESS_PAUSED, values | paused)
+        found = self.session.execute(INSERT_PENDING_UNLESS_PAUSED, values | paused)
         pending_id = found.scalar_one_or_none()
         return None if pending_id is None else to_pending(Inserted(id=int(pending_id), **values))
 
-    async def due(self, now: datetime, *, limit: int = 50) -> list[PendingWrite]:
+    def due(self, now: datetime, *, limit: int = 50) -> list[PendingWrite]:
         """Queued writes whose next attempt is due, oldest first."""
         query = (
             select(PendingWriteRow)
@@ -154,26 +153,26 @@ class PendingWriteRepository:
             .order_by(PendingWriteRow.id)
             .limit(limit)
         )
-        return [to_pending(row) for row in (await self.session.scalars(query)).all()]
+        return [to_pending(row) for row in (self.session.scalars(query)).all()]
 
-    async def get(self, pending_id: int) -> PendingWrite | None:
+    def get(self, pending_id: int) -> PendingWrite | None:
         # The claim updates bypass the session's objects: read the row as it is now.
-        row = await self.session.get(PendingWriteRow, pending_id, populate_existing=True)
+        row = self.session.get(PendingWriteRow, pending_id, populate_existing=True)
         return None if row is None else to_pending(row)
 
-    async def count(self) -> int:
-        return len((await self.session.scalars(select(PendingWriteRow.id))).all())
+    def count(self) -> int:
+        return len((self.session.scalars(select(PendingWriteRow.id))).all())
 
-    async def for_owner(self, owner: str) -> list[PendingWrite]:
+    def for_owner(self, owner: str) -> list[PendingWrite]:
         """Every queued write of one person, oldest first (they are processed in this order)."""
         query = (
             select(PendingWriteRow)
             .where(PendingWriteRow.owner == owner)
             .order_by(PendingWriteRow.id)
         )
-        return [to_pending(row) for row in (await self.session.scalars(query)).all()]
+        return [to_pending(row) for row in (self.session.scalars(query)).all()]
 
-    async def claim_next(
+    def claim_next(
         self,
         worker: str,
         *,
@@ -196,28 +195,26 @@ class PendingWriteRepository:
         else:
             query = NEXT_ROW_OF
             values.update(owner=owner)
-        for candidate in (await self.session.execute(query, values)).all():
-            row = await self._locked_again(candidate, values)
+        for candidate in (self.session.execute(query, values)).all():
+            row = self._locked_again(candidate, values)
             if row is not None:
-                await self._take(row.id, worker, now=now, until=until)
+                self._take(row.id, worker, now=now, until=until)
                 return replace(to_pending(row), claimed_by=worker, claimed_until=until)
         return None
 
-    async def _locked_again(
-        self, candidate: Row[Any], values: dict[str, object]
-    ) -> Row[Any] | None:
+    def _locked_again(self, candidate: Row[Any], values: dict[str, object]) -> Row[Any] | None:
         """On PostgreSQL, the candidate's person locked and their next row read again under
         the lock (None: another process has them); on SQLite, the candidate itself."""
         if not shares_database(self.session):
             return candidate
-        if not await try_lock_person(self.session, candidate.owner):
+        if not try_lock_person(self.session, candidate.owner):
             return None
         again = {**values, "owner": candidate.owner}
-        return (await self.session.execute(NEXT_ROW_OF_LOCKED, again)).first()
+        return (self.session.execute(NEXT_ROW_OF_LOCKED, again)).first()
 
-    async def _take(self, pending_id: int, worker: str, *, now: datetime, until: datetime) -> bool:
+    def _take(self, pending_id: int, worker: str, *, now: datetime, until: datetime) -> bool:
         """Claim one row unless someone holds a live claim on it (checked in the UPDATE)."""
-        result = await self.session.execute(
+        result = self.session.execute(
             update(PendingWriteRow)
             .where(
                 PendingWriteRow.id == pending_id,
@@ -231,12 +228,10 @@ class PendingWriteRepository:
         )
         return rowcount(result) == 1
 
-    async def revise_unclaimed(
-        self, owner: str, room: str, source_message_id: str, text: str
-    ) -> bool:
+    def revise_unclaimed(self, owner: str, room: str, source_message_id: str, text: str) -> bool:
         """Give a message still waiting in the queue (not claimed) its edited text, so the
         edit is learned instead of the old words; False if there is no such row."""
-        result = await self.session.execute(
+        result = self.session.execute(
             update(PendingWriteRow)
             .where(
                 PendingWriteRow.owner == owner,
@@ -250,22 +245,22 @@ class PendingWriteRepository:
         )
         return rowcount(result) > 0
 
-    async def complete_claimed(self, pending_id: int, worker: str) -> bool:
+    def complete_claimed(self, pending_id: int, worker: str) -> bool:
         """Drop a processed row, in the transaction that applies its facts, only if it is
         still there and still claimed by ``worker``; False means: apply nothing."""
-        result = await self.session.execute(
+        result = self.session.execute(
             delete(PendingWriteRow).where(
                 PendingWriteRow.id == pending_id, PendingWriteRow.claimed_by == worker
             )
         )
         return rowcount(result) == 1
 
-    async def reschedule(
+    def reschedule(
         self, pending_id: int, worker: str, *, error: str, next_attempt_at: datetime
     ) -> bool:
         """Count a failed attempt and release the claim; False if the row is gone or no
         longer ``worker``'s (forgotten, or taken over after the lease ended)."""
-        result = await self.session.execute(
+        result = self.session.execute(
             update(PendingWriteRow)
             .where(PendingWriteRow.id == pending_id, PendingWriteRow.claimed_by == worker)
             .values(
@@ -279,21 +274,21 @@ class PendingWriteRepository:
         )
         return rowcount(result) == 1
 
-    async def release_claims(self, worker: str | None = None) -> int:
+    def release_claims(self, worker: str | None = None) -> int:
         """Release the claims of ``worker``, or every claim (SQLite start-up)."""
         query = update(PendingWriteRow).where(PendingWriteRow.claimed_by.is_not(None))
         if worker is not None:
             query = query.where(PendingWriteRow.claimed_by == worker)
-        result = await self.session.execute(
+        result = self.session.execute(
             query.values(claimed_by=None, claimed_until=None).execution_options(
                 synchronize_session=False
             )
         )
         return rowcount(result)
 
-    async def discard_for_scope(self, scope: Scope) -> int:
+    def discard_for_scope(self, scope: Scope) -> int:
         """Drop the queued writes of one scope, claimed or not (``forget all``)."""
-        result = await self.session.execute(
+        result = self.session.execute(
             delete(PendingWriteRow).where(
                 PendingWriteRow.owner == scope.owner,
                 in_visible_rooms(scope, PendingWriteRow.room),

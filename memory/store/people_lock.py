@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 # "Mn" as the advisory lock namespace of people (the scheduler's jobs use another).
 PEOPLE_NAMESPACE = 0x4D6E
 
 
-def shares_database(session: AsyncSession) -> bool:
+def shares_database(session: Session) -> bool:
     return session.get_bind().dialect.name == "postgresql"
 
 
@@ -24,18 +24,16 @@ def _key(owner: str) -> object:
     return func.hashtext(owner)
 
 
-async def lock_people(session: AsyncSession, owners: Iterable[str]) -> None:
+def lock_people(session: Session, owners: Iterable[str]) -> None:
     """Wait for the people's locks (sorted, so two transactions never wait on each other in
     a circle); held until the transaction ends. Nothing on SQLite."""
     if not shares_database(session):
         return
     for owner in sorted(set(owners)):
-        await session.execute(select(func.pg_advisory_xact_lock(PEOPLE_NAMESPACE, _key(owner))))
+        session.execute(select(func.pg_advisory_xact_lock(PEOPLE_NAMESPACE, _key(owner))))
 
 
-async def try_lock_person(session: AsyncSession, owner: str) -> bool:
+def try_lock_person(session: Session, owner: str) -> bool:
     """Take the person's lock if nobody holds it (PostgreSQL only); never waits."""
-    locked = await session.scalar(
-        select(func.pg_try_advisory_xact_lock(PEOPLE_NAMESPACE, _key(owner)))
-    )
+    locked = session.scalar(select(func.pg_try_advisory_xact_lock(PEOPLE_NAMESPACE, _key(owner))))
     return bool(locked)

@@ -15,6 +15,7 @@ import numpy.typing as npt
 from sqlalchemy import String, cast, delete, func, select
 from sqlalchemy.dialects.postgresql import TSQUERY, insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from memory.errors import LockTimeoutError, StoreError, VectorIndexError
 from memory.index.base import IndexedFact, ScoredFactId, StoredVector
@@ -34,10 +35,10 @@ TEXT_SEARCH_CONFIGURATION = "english"
 class PgVectorWrites:
     """Index writes inside a transaction that is already open (the store's)."""
 
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: Session) -> None:
         self.session = session
 
-    async def upsert(self, facts: Sequence[IndexedFact]) -> None:
+    def upsert(self, facts: Sequence[IndexedFact]) -> None:
         if not facts:
             return
         rows = [
@@ -49,7 +50,7 @@ class PgVectorWrites:
             for fact in facts
         ]
         statement = insert(FactVectorRow).values(rows)
-        await self.session.execute(
+        self.session.execute(
             statement.on_conflict_do_update(
                 index_elements=[FactVectorRow.fact_id],
                 set_={
@@ -59,15 +60,15 @@ class PgVectorWrites:
             )
         )
 
-    async def delete(self, fact_ids: Sequence[int]) -> None:
+    def delete(self, fact_ids: Sequence[int]) -> None:
         if fact_ids:
-            await self.session.execute(
+            self.session.execute(
                 delete(FactVectorRow).where(FactVectorRow.fact_id.in_(list(fact_ids)))
             )
 
-    async def erase(self, fact_ids: Sequence[int]) -> None:
+    def erase(self, fact_ids: Sequence[int]) -> None:
         """The rows go with their facts (ON DELETE CASCADE); this removes any left over."""
-        await self.delete(fact_ids)
+        self.delete(fact_ids)
 
 
 class PgVectorIndex:
@@ -89,9 +90,9 @@ class PgVectorIndex:
             log.warning("%d vectors of another dimension than %d dropped", dropped, dimension)
         return index
 
-    def writes_in(self, session: AsyncSession) -> PgVectorWrites:
+    def writes_in(self, session: Session) -> PgVectorWrites:
         """Inside the store's transaction, which must be on this very database."""
-        if session.bind is not self._database.engine:
+        if session.get_bind() is not self._database.engine.sync_engine:
             raise VectorIndexError(
                 "the vectors must be written in the facts' own PostgreSQL database: open "
                 "the store and the pgvector index on the same database"
@@ -125,14 +126,18 @@ class PgVectorIndex:
             )
             .with_for_update(read=True, key_share=True)
         )
+
+        def write(session: Session) -> None:
+            lock_people(session, [fact.owner for fact in facts])
+            kept = set(session.scalars(still_active).all())
+            PgVectorWrites(session).upsert([fact for fact in facts if fact.fact_id in kept])
+
         async with self._session(lock_timeouts_pass=True) as session:
-            await lock_people(session, [fact.owner for fact in facts])
-            kept = set((await session.scalars(still_active)).all())
-            await self.writes_in(session).upsert([fact for fact in facts if fact.fact_id in kept])
+            await session.run_sync(write)
 
     async def delete(self, fact_ids: Sequence[int]) -> None:
         async with self._session() as session:
-            await PgVectorWrites(session).delete(fact_ids)
+            await session.run_sync(lambda sync: PgVectorWrites(sync).delete(fact_ids))
 
     async def erase(self, fact_ids: Sequence[int]) -> None:
         """The rows go with their facts (ON DELETE CASCADE); this removes any left over."""
