@@ -106,8 +106,8 @@ async def edit_round(app: Application, number: int) -> bool:
     )
     await app.core.handle_edit(fixed)
     await app.writer.drain()
-    async with app.store.transaction() as tx:
-        active = [f.text for f in await tx.facts.list_in_scope(Scope("matrix:alice", "matrix:dm"))]
+    scope = Scope("matrix:alice", "matrix:dm")
+    active = [f.text for f in await app.store.read(lambda tx: tx.facts.list_in_scope(scope))]
     print(f"  edit round {number}: active facts {active}")
     return len(active) == 1 and "Paris" in active[0] and "Pari " not in active[0] + " "
 

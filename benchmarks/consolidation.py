@@ -30,6 +30,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
 from sqlalchemy import insert
@@ -38,9 +39,9 @@ from memory.consolidation import ConsolidationSettings, consolidate
 from memory.embedding import HashingEmbedder
 from memory.index import IndexedFact, LanceFactIndex
 from memory.llm import ChatMessage, ScriptedLanguageModel
-from memory.records import FactSource, FactStatus, NewFact
+from memory.records import Fact, FactSource, FactStatus, NewFact
 from memory.scope import Scope
-from memory.store import Store, utc_now
+from memory.store import Store, StoreTransaction, utc_now
 from memory.store.schema import FactRow
 
 DIMENSION = 384
@@ -98,9 +99,7 @@ async def fill(store: Store, index: LanceFactIndex, texts: list[str], scopes: in
             }
             for scope, text in zip(owners, batch, strict=True)
         ]
-        async with store.transaction() as transaction:
-            result = await transaction.session.execute(insert(FactRow).returning(FactRow.id), rows)
-            ids = list(result.scalars().all())
+        ids = await store.write(partial(insert_facts, rows))
         vectors = await embedder.embed(batch)
         await index.upsert(
             [
@@ -111,21 +110,34 @@ async def fill(store: Store, index: LanceFactIndex, texts: list[str], scopes: in
     await index.optimize()
 
 
+def insert_facts(rows: list[dict[str, object]], transaction: StoreTransaction) -> list[int]:
+    """The ids of ``rows``, inserted into the facts table in one statement."""
+    result = transaction.session.execute(insert(FactRow).returning(FactRow.id), rows)
+    return list(result.scalars().all())
+
+
 async def add_changed(
     store: Store, index: LanceFactIndex, texts: list[str], scopes: int, changed: int
 ) -> None:
     """``changed`` new facts, each an existing fact of its scope with one word replaced."""
     generator = random.Random(11)
     embedder = HashingEmbedder(DIMENSION)
-    facts = []
-    async with store.transaction() as transaction:
-        for _ in range(changed):
-            original = generator.randrange(len(texts))
-            words = texts[original].split()
-            words[generator.randrange(1, len(words))] = generator.choice(WORDS)
-            scope = scope_of(original % scopes)
-            new = NewFact(" ".join(words), source=FactSource.STATED)
-            facts.append(await transaction.facts.add(scope, new, embedding_model="test/hashing"))
+    variants: list[tuple[Scope, NewFact]] = []
+    for _ in range(changed):
+        original = generator.randrange(len(texts))
+        words = texts[original].split()
+        words[generator.randrange(1, len(words))] = generator.choice(WORDS)
+        variants.append(
+            (scope_of(original % scopes), NewFact(" ".join(words), source=FactSource.STATED))
+        )
+
+    def add(transaction: StoreTransaction) -> list[Fact]:
+        return [
+            transaction.facts.add(scope, new, embedding_model="test/hashing")
+            for scope, new in variants
+        ]
+
+    facts = await store.write(add)
     vectors = await embedder.embed([fact.text for fact in facts])
     await index.upsert(
         [
@@ -143,10 +155,10 @@ async def measure(size: int, scopes: int, kind: str, changed: int) -> Measuremen
         index = await LanceFactIndex.open(Path(directory) / "index", dimension=DIMENSION)
         await fill(store, index, texts, scopes)
         if kind == "incremental":
-            async with store.transaction() as transaction:
-                await transaction.set_setting(
-                    "consolidation.last_run", (utc_now() - timedelta(hours=1)).isoformat()
-                )
+            last_run = (utc_now() - timedelta(hours=1)).isoformat()
+            await store.write(
+                lambda transaction: transaction.set_setting("consolidation.last_run", last_run)
+            )
             await add_changed(store, index, texts, scopes, changed)
         model = ScriptedLanguageModel(fallback=judge)
         started = time.perf_counter()

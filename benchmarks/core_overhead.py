@@ -95,10 +95,10 @@ def fact_texts(count: int, seed: int) -> list[str]:
 
 
 async def fill(application: Application, scope: Scope, count: int, seed: int) -> None:
-    async with application.store.transaction() as transaction:
-        facts = [
-            await transaction.facts.add(scope, NewFact(text)) for text in fact_texts(count, seed)
-        ]
+    texts = fact_texts(count, seed)
+    facts = await application.store.write(
+        lambda transaction: [transaction.facts.add(scope, NewFact(text)) for text in texts]
+    )
     await index_facts(application.index, application.embedder, facts)
 
 

@@ -227,9 +227,9 @@ async def run(arguments: argparse.Namespace, data_dir: Path) -> list[Phase]:
         phases.append(await bench.measure(f"{arguments.updates} updates"))
         for number in range(arguments.forget_people):
             await bench.forget(person(number), None)
-        async with store.transaction() as transaction:
-            scope = person(arguments.people - 1)
-            ids = [fact.id for fact in await transaction.facts.list_in_scope(scope)]
+        scope = person(arguments.people - 1)
+        listed = await store.read(lambda transaction: transaction.facts.list_in_scope(scope))
+        ids = [fact.id for fact in listed]
         for fact_id in ids[: arguments.single_forgets]:
             await bench.forget(scope, fact_id)
         phases.append(await bench.measure("forgets"))

@@ -41,6 +41,7 @@ from memory.embedding import Embedder
 from memory.llm import ScriptedLanguageModel
 from memory.records import NewFact
 from memory.scope import Scope
+from memory.store import StoreTransaction
 from tests.adapters.discord import payloads
 from tests.adapters.discord.conftest import RecordingCore, running
 from tests.adapters.discord.fake_discord import FakeDiscord
@@ -96,11 +97,15 @@ async def fill(application: Application, facts: int) -> None:
     application stays open.
     """
     room = f"discord:{payloads.CHANNEL_ID}"
-    async with application.store.transaction() as tx:
-        for owner in (payloads.ALICE_ID, payloads.BOB_ID, 1_200_000_000_000_000_099):
+    owners = (payloads.ALICE_ID, payloads.BOB_ID, 1_200_000_000_000_000_099)
+
+    def add(tx: StoreTransaction) -> None:
+        for owner in owners:
             scope = Scope(f"discord:{owner}", room)
             for number in range(facts):
-                await tx.facts.add(scope, NewFact(f"I noted thing number {number} here"))
+                tx.facts.add(scope, NewFact(f"I noted thing number {number} here"))
+
+    await application.store.write(add)
 
 
 async def autocompletes(

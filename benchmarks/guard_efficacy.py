@@ -425,8 +425,7 @@ def count_target_not_shown(plan: Plan, events: list[FactEvent]) -> int:
 
 
 async def queued(store: Store) -> int:
-    async with store.transaction() as transaction:
-        return await transaction.pending.count()
+    return await store.read(lambda transaction: transaction.pending.count())
 
 
 async def latest_event_id(store: Store, scope: Scope) -> int:
@@ -435,8 +434,11 @@ async def latest_event_id(store: Store, scope: Scope) -> int:
 
 
 async def events_since(store: Store, scope: Scope, after: int) -> list[FactEvent]:
-    async with store.transaction() as transaction:
-        events = await transaction.facts.latest_events(scope, actors=[Actor.PIPELINE], limit=1000)
+    events = await store.read(
+        lambda transaction: transaction.facts.latest_events(
+            scope, actors=[Actor.PIPELINE], limit=1000
+        )
+    )
     return [event for event in reversed(events) if event.id > after]
 
 

@@ -5,7 +5,8 @@
 ``--code`` is the folder whose ``bot`` and ``memory`` packages are measured (the current
 worktree, or a worktree of an older commit); it goes first on ``sys.path`` before anything
 of Mnemo is imported, so this file only uses what every version measured has: ``Config``,
-``build_application``, ``core.handle``, the store's ``facts.add`` and the index's ``upsert``.
+``build_application``, ``core.handle``, the store's ``facts.add`` (in a ``Store.write`` job, or
+in ``Store.transaction`` before it) and the index's ``upsert``.
 It prints one JSON line with the results; everything else goes to stderr.
 
 Each of ``--people`` people has ``--facts`` facts already stored (real sentences; their
@@ -294,7 +295,6 @@ class Session:
 
     async def fill(self, people: int, count: int) -> None:
         from memory.index.base import IndexedFact
-        from memory.records import NewFact, Role
         from memory.scope import Scope
 
         texts = stored_texts(count)
@@ -304,14 +304,7 @@ class Session:
         model = self.application.embedder.model_name
         for person in range(people):
             scope = Scope(user_key(person), "console:dm")
-            async with self.application.store.transaction() as transaction:
-                facts = [
-                    await transaction.facts.add(scope, NewFact(text), embedding_model=model)
-                    for text in texts
-                ]
-                await transaction.turns.add(
-                    scope.room, Role.USER, texts[0], author=scope.owner, created_at=spoke_at
-                )
+            facts = await self.add_person(scope, texts, spoke_at)
             await self.application.index.upsert(
                 [
                     IndexedFact(fact.id, fact.owner, fact.room, fact.text, vector, model)
@@ -320,6 +313,36 @@ class Session:
             )
         # As reconcile does at start-up: compact the bulk-written fragments.
         await self.application.index.optimize()
+
+    async def add_person(self, scope: Any, texts: list[str], spoke_at: datetime) -> list[Any]:
+        """``texts`` as the person's facts and ``texts[0]`` as their last message, in one
+        transaction; the facts stored."""
+        from memory.records import NewFact, Role
+
+        store = self.application.store
+        model = self.application.embedder.model_name
+
+        def add(transaction: Any) -> list[Any]:
+            facts = [
+                transaction.facts.add(scope, NewFact(text), embedding_model=model) for text in texts
+            ]
+            transaction.turns.add(
+                scope.room, Role.USER, texts[0], author=scope.owner, created_at=spoke_at
+            )
+            return facts
+
+        if hasattr(store, "write"):
+            return list(await store.write(add))
+        # Versions before ``Store.write``: an async transaction over async repositories.
+        async with store.transaction() as transaction:
+            facts = [
+                await transaction.facts.add(scope, NewFact(text), embedding_model=model)
+                for text in texts
+            ]
+            await transaction.turns.add(
+                scope.room, Role.USER, texts[0], author=scope.owner, created_at=spoke_at
+            )
+        return facts
 
     async def search_each_scope(self, people: int) -> None:
         """One search of each person's scope, so that whatever the code keeps of a scope in

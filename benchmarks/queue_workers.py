@@ -39,7 +39,7 @@ from sqlalchemy import URL, func, select
 
 from memory.records import FactStatus
 from memory.scope import Scope
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 from memory.store.schema import FactEventRow, FactRow
 from tests.servers.postgres import PostgresServer
 
@@ -69,10 +69,11 @@ def scope(person: int) -> Scope:
 
 async def fill(store: Store, messages: int, people: int) -> None:
     now = datetime.now(UTC)
-    async with store.transaction() as transaction:
+
+    def enqueue(transaction: StoreTransaction) -> None:
         for number in range(messages):
             person, turn = number % people, number // people
-            await transaction.pending.enqueue(
+            transaction.pending.enqueue(
                 scope(person),
                 f"I live in district {turn * 100_000 + person}",
                 message_time=now,
@@ -80,26 +81,30 @@ async def fill(store: Store, messages: int, people: int) -> None:
                 source_message_id=f"m{number}",
             )
 
+    await store.write(enqueue)
+
 
 async def applied(store: Store) -> int:
-    async with store.read() as transaction:
-        query = select(func.count(func.distinct(FactEventRow.source_message_id)))
-        return int(await transaction.session.scalar(query) or 0)
+    query = select(func.count(func.distinct(FactEventRow.source_message_id)))
+    return await store.read(lambda transaction: int(transaction.session.scalar(query) or 0))
+
+
+def sources_and_facts(
+    transaction: StoreTransaction,
+) -> tuple[list[str | None], list[tuple[str, str, str]]]:
+    """The source message of every fact event, and every fact's owner, text and status."""
+    sources = transaction.session.scalars(
+        select(FactEventRow.source_message_id).where(FactEventRow.source_message_id.is_not(None))
+    ).all()
+    facts = transaction.session.execute(
+        select(FactRow.owner, FactRow.text, FactRow.status).order_by(FactRow.id)
+    ).all()
+    return list(sources), [(owner, text, status) for owner, text, status in facts]
 
 
 async def check(store: Store, messages: int, people: int) -> tuple[int, int, int]:
     """(lost, applied twice, people out of order)."""
-    async with store.read() as transaction:
-        sources = (
-            await transaction.session.scalars(
-                select(FactEventRow.source_message_id).where(
-                    FactEventRow.source_message_id.is_not(None)
-                )
-            )
-        ).all()
-        facts = (await transaction.session.execute(
-            select(FactRow.owner, FactRow.text, FactRow.status).order_by(FactRow.id)
-        )).all()  # fmt: skip
+    sources, facts = await store.read(sources_and_facts)
     expected = {f"m{number}" for number in range(messages)}
     lost = len(expected - set(sources))
     twice = len(sources) - len(set(sources))

@@ -29,6 +29,7 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +40,7 @@ from memory.index import IndexedFact, LanceFactIndex
 from memory.recall import RecalledFact, Recaller, RecallSettings
 from memory.records import FactSource, FactStatus
 from memory.scope import Scope
-from memory.store import Store, utc_now
+from memory.store import Store, StoreTransaction, utc_now
 from memory.store.schema import FactRow
 
 REPOSITORY_ROOT = Path(__file__).resolve().parent.parent
@@ -100,6 +101,12 @@ async def fact_texts_and_vectors(
     return texts, normalise(rows)
 
 
+def insert_facts(rows: list[dict[str, object]], transaction: StoreTransaction) -> list[int]:
+    """The ids of ``rows``, inserted into the facts table in one statement."""
+    result = transaction.session.execute(insert(FactRow).returning(FactRow.id), rows)
+    return list(result.scalars().all())
+
+
 async def fill(
     store: Store, index: LanceFactIndex, embedder: Embedder, size: int, real: bool
 ) -> None:
@@ -124,9 +131,7 @@ async def fill(
             }
             for scope, text in zip(owners[start:stop], all_texts[start:stop], strict=True)
         ]
-        async with store.transaction() as transaction:
-            result = await transaction.session.execute(insert(FactRow).returning(FactRow.id), rows)
-            ids = list(result.scalars().all())
+        ids = await store.write(partial(insert_facts, rows))
         await index.upsert(
             [
                 IndexedFact(fact_id, scope.owner, scope.room, text, vector, embedder.model_name)

@@ -34,10 +34,11 @@ from benchmarks.real_model import config, server_arguments
 from bot.app import Application, build_application
 from bot.core.core import EMPTY_ANSWER
 from bot.messages import IncomingMessage
-from memory.indexing import index_facts
+from memory.indexing import to_indexed
 from memory.language import COMMON_WORDS, WORD, likely_languages
 from memory.records import NewFact
 from memory.scope import Scope
+from memory.store import StoreTransaction
 from tests.conftest import real_embedder
 
 
@@ -193,13 +194,23 @@ def other_language(answer: str, question: Question) -> bool:
     return sum(word in COMMON_WORDS[guessed[0]] for word in words) >= 2
 
 
+async def store_fact(app: Application, scope: Scope, text: str) -> None:
+    """``text`` as a fact of ``scope``, indexed with it (embedded first: a job awaits nothing)."""
+    vectors = await app.embedder.embed([text], "document")
+    model = app.embedder.model_name
+
+    def add(transaction: StoreTransaction) -> None:
+        fact = transaction.facts.add(scope, NewFact(text))
+        transaction.index.upsert(to_indexed([fact], vectors, model))
+
+    await app.store.write(add, index=app.index)
+
+
 async def ask(app: Application, number: int, question: Question) -> str:
     """Store the fact as the person's (a person of their own per question), then ask."""
     user = f"matrix:person{number}"
     if question.fact:
-        async with app.store.transaction(index=app.index) as transaction:
-            fact = await transaction.facts.add(Scope(user, "matrix:dm"), NewFact(question.fact))
-            await index_facts(transaction.index, app.embedder, [fact])
+        await store_fact(app, Scope(user, "matrix:dm"), question.fact)
     asked = IncomingMessage(
         platform="matrix",
         user_key=user,

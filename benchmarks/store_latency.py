@@ -15,14 +15,16 @@ import statistics
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from memory.index import IndexedFact, LanceFactIndex
 from memory.records import NewFact
 from memory.scope import Scope
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 from tests.conftest import real_embedder
 
 SAMPLES = 100
@@ -38,22 +40,25 @@ def scope_of(user: int) -> Scope:
     return Scope(f"console:user{user}", f"console:room{user}")
 
 
+def add_batch(
+    numbers: range, users: int, vectors: npt.NDArray[np.float32], transaction: StoreTransaction
+) -> list[IndexedFact]:
+    """Facts ``numbers`` spread over ``users``; their index rows, with ``vectors`` in order."""
+    rows = []
+    for number, vector in zip(numbers, vectors, strict=True):
+        scope = scope_of(number % users)
+        fact = transaction.facts.add(scope, NewFact(f"fact number {number}"))
+        rows.append(IndexedFact(fact.id, scope.owner, scope.room, fact.text, vector, "bench"))
+    return rows
+
+
 async def fill(store: Store, index: LanceFactIndex, size: int, users: int) -> None:
     generator = np.random.default_rng(7)
     for start in range(0, size, FILL_BATCH):
         count = min(FILL_BATCH, size - start)
         vectors = generator.normal(size=(count, DIMENSION)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        rows = []
-        async with store.transaction() as transaction:
-            for offset in range(count):
-                scope = scope_of((start + offset) % users)
-                fact = await transaction.facts.add(scope, NewFact(f"fact number {start + offset}"))
-                rows.append(
-                    IndexedFact(
-                        fact.id, scope.owner, scope.room, fact.text, vectors[offset], "bench"
-                    )
-                )
+        rows = await store.write(partial(add_batch, range(start, start + count), users, vectors))
         await index.upsert(rows)
     await index.optimize()
 
@@ -82,8 +87,9 @@ async def measure(size: int, users: int) -> dict[str, list[float]]:
             scope = scope_of(sample % users)
             text = f"I like hobby number {sample}"
             vector = (await embedder.embed([text]))[0]
-            async with store.transaction() as transaction:
-                fact = await transaction.facts.add(scope, NewFact(text))
+            fact = await store.write(
+                lambda transaction: transaction.facts.add(scope, NewFact(text))
+            )
             await index.upsert(
                 [IndexedFact(fact.id, scope.owner, scope.room, text, vector, "bench")]
             )
@@ -92,8 +98,8 @@ async def measure(size: int, users: int) -> dict[str, list[float]]:
             scope = scope_of(sample % users)
             vector = (await embedder.embed([queries[sample]]))[0]
             hits = await index.search(scope, vector, model="bench", limit=6)
-            async with store.transaction() as transaction:
-                await transaction.facts.get_many(scope, [hit.fact_id for hit in hits])
+            ids = [hit.fact_id for hit in hits]
+            await store.read(lambda transaction: transaction.facts.get_many(scope, ids))
 
         results = {"insert": await timed(insert), "search": await timed(search)}
         await index.aclose()

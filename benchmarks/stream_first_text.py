@@ -340,8 +340,7 @@ async def until(holds: Callable[[], bool], seconds: float) -> bool:
 
 async def last_answer(application: Application, room_key: str) -> tuple[int, str] | None:
     """The id and text of the bot's last stored answer in ``room_key``."""
-    async with application.store.read() as tx:
-        turns = await tx.turns.recent(room_key, limit=2)
+    turns = await application.store.read(lambda tx: tx.turns.recent(room_key, limit=2))
     answers = [turn for turn in turns if turn.role is Role.ASSISTANT]
     return (answers[-1].id, answers[-1].text) if answers else None
 

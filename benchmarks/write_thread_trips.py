@@ -6,12 +6,12 @@ async writer, against the same statements run as sync jobs by one thread.
 Each of ``--replies`` replies starts at once: its intake (the turn and its queued write, the
 statements of ``TurnRepository.add_new`` and ``PendingWriteRepository.enqueue_unless_paused``),
 six slices of ``--slice-ms`` of CPU work on the event loop (the rest of a reply), and its
-answer (``INSERT_ANSWER``). "async" writes through ``Store.transaction`` and
-``Store.add_answer`` (the writer's turns, shared commits, a trip through the loop for each
-statement); "thread" hands each write as one function to a thread that owns a sync
-connection and commits the jobs waiting at once together (no savepoints, no priorities: a
-sketch of the design, not of its guarantees). Prints reply latency per mode and round, and
-the rows written.
+answer (``INSERT_ANSWER``). "async" writes through ``Store.write`` and ``Store.add_answer``,
+as the product does (the writer's turns, shared commits, and for each statement of a job a
+trip through the loop to the async driver); "thread" hands each write as one function to a
+thread that owns a sync connection and commits the jobs waiting at once together (no
+savepoints, no priorities: a sketch of the design, not of its guarantees). Prints reply
+latency per mode and round, and the rows written.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ from sqlalchemy import Connection, create_engine, event
 from memory.pausing import pause_key
 from memory.records import Answer, Role
 from memory.scope import Scope
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 from memory.store.conversation import INSERT_ANSWER, INSERT_NEW_TURN
 from memory.store.database import _set_sqlite_pragmas
 from memory.store.pending import INSERT_PENDING_UNLESS_PAUSED, pending_values
@@ -61,18 +62,21 @@ def scope_of(number: int) -> Scope:
     return Scope(f"console:p{number}", "console:room")
 
 
+def intake(scope: Scope, text: str, source: str, transaction: StoreTransaction) -> int:
+    """The reply's intake as a ``Store.write`` job: its turn and queued write; the turn's id."""
+    turn, _ = transaction.turns.add_new(
+        scope.room, scope.owner, text, created_at=NOW, platform_message_id=source
+    )
+    transaction.pending.enqueue_unless_paused(scope, text, message_time=NOW, now=NOW, source=source)
+    return turn.id
+
+
 async def reply_async(store: Store, number: int, slice_seconds: float) -> float:
     start = time.perf_counter()
     scope, text, source = scope_of(number), f"message {number}", f"m{number}"
-    async with store.transaction() as transaction:
-        turn, _ = await transaction.turns.add_new(
-            scope.room, scope.owner, text, created_at=NOW, platform_message_id=source
-        )
-        await transaction.pending.enqueue_unless_paused(
-            scope, text, message_time=NOW, now=NOW, source=source
-        )
+    turn_id = await store.write(partial(intake, scope, text, source))
     await reply_work(slice_seconds)
-    await store.add_answer(Answer(scope.room, "OK.", scope.owner, NOW, turn.id))
+    await store.add_answer(Answer(scope.room, "OK.", scope.owner, NOW, turn_id))
     return time.perf_counter() - start
 
 
@@ -172,8 +176,10 @@ async def one_round(mode: str, replies: int, slice_seconds: float) -> str:
                     seconds = await asyncio.gather(*runs)
                 finally:
                     writer.close()
-            async with store.read() as reading:
-                rows = len(await reading.turns.recent("console:room", limit=10 * replies))
+            turns = await store.read(
+                lambda reading: reading.turns.recent("console:room", limit=10 * replies)
+            )
+            rows = len(turns)
         finally:
             await store.aclose()
     ms = sorted(second * 1000 for second in seconds)

@@ -23,6 +23,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Protocol
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -35,7 +36,7 @@ from memory.index.base import VectorIndex
 from memory.indexing import Reconcilable, reconcile
 from memory.llm.base import LanguageModel
 from memory.priority import Priority
-from memory.store import Store, utc_now
+from memory.store import Store, StoreTransaction, utc_now
 from memory.store.job_election import elected
 from memory.store.space import give_back_free_pages
 
@@ -74,9 +75,13 @@ def last_run_key(name: str) -> str:
 
 
 async def last_run(store: Store, name: str) -> datetime | None:
-    async with store.transaction(priority=Priority.BACKGROUND) as transaction:
-        value = await transaction.get_setting(last_run_key(name))
+    key = last_run_key(name)
+    value = await store.read(lambda transaction: transaction.get_setting(key))
     return None if value is None else datetime.fromisoformat(value)
+
+
+def record_run(transaction: StoreTransaction, *, key: str, started: datetime) -> None:
+    transaction.set_setting(key, started.isoformat())
 
 
 def first_run_time(
@@ -152,8 +157,10 @@ class MaintenanceScheduler:
                 # A failing job must not stop the others or the bot; it runs again next time.
                 log.exception("scheduled job %s failed", name)
                 return None
-            async with self.store.transaction(priority=Priority.BACKGROUND) as transaction:
-                await transaction.set_setting(last_run_key(name), started.isoformat())
+            await self.store.write(
+                partial(record_run, key=last_run_key(name), started=started),
+                priority=Priority.BACKGROUND,
+            )
         log.info("scheduled job %s: %s", name, summary)
         return summary
 
@@ -220,18 +227,24 @@ def purge_job(
 ) -> Job:
     settings = config.scheduler
 
+    def purge_facts(transaction: StoreTransaction, cutoff: datetime) -> list[int]:
+        facts = transaction.facts.admin_purge_deleted_before(cutoff)
+        # Deleted facts are not indexed; this only catches a row a crash left behind.
+        transaction.index.delete(facts)
+        return facts
+
     async def run() -> str:
         now = clock()
-        async with store.transaction(priority=Priority.BACKGROUND) as transaction:
-            turns = await transaction.turns.purge_older_than(
-                now - timedelta(days=settings.conversation_retention_days)
-            )
-        async with store.transaction(index=index, priority=Priority.BACKGROUND) as transaction:
-            facts = await transaction.facts.admin_purge_deleted_before(
-                now - timedelta(days=settings.deleted_fact_retention_days)
-            )
-            # Deleted facts are not indexed; this only catches a row a crash left behind.
-            await transaction.index.delete(facts)
+        turn_cutoff = now - timedelta(days=settings.conversation_retention_days)
+        turns = await store.write(
+            lambda transaction: transaction.turns.purge_older_than(turn_cutoff),
+            priority=Priority.BACKGROUND,
+        )
+        facts = await store.write(
+            partial(purge_facts, cutoff=now - timedelta(days=settings.deleted_fact_retention_days)),
+            index=index,
+            priority=Priority.BACKGROUND,
+        )
         return f"{turns} conversation turns and {len(facts)} deleted facts purged"
 
     return Job(PURGE, timedelta(minutes=settings.purge_interval_minutes), run)

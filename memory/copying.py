@@ -4,14 +4,16 @@ vectors of the active facts, read from the source index (nothing embedded again)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Protocol
 
-from sqlalchemy import select
+from sqlalchemy import Row, select
 
 from memory.index.base import IndexedFact, StoredVector, VectorIndex
 from memory.records import FactStatus
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 from memory.store.copy import BATCH, TableCount, copy_rows, require_empty
 from memory.store.schema import FactRow
 
@@ -48,14 +50,7 @@ async def copy_vectors(
     copied = active = 0
     after = 0
     while True:
-        query = (
-            select(FactRow.id, FactRow.owner, FactRow.room, FactRow.text)
-            .where(FactRow.status == FactStatus.ACTIVE.value, FactRow.id > after)
-            .order_by(FactRow.id)
-            .limit(BATCH)
-        )
-        async with source.read() as transaction:
-            facts = (await transaction.session.execute(query)).all()
+        facts = await source.read(partial(active_after, after))
         if not facts:
             return copied, active
         stored = await source_index.stored_vectors([fact.id for fact in facts])
@@ -64,8 +59,22 @@ async def copy_vectors(
             for fact in facts
             if (held := stored.get(fact.id)) is not None
         ]
-        async with target.transaction(index=target_index) as transaction:
-            await transaction.index.upsert(rows)
+        await target.write(partial(upsert, rows), index=target_index)
         copied += len(rows)
         active += len(facts)
         after = facts[-1].id
+
+
+def active_after(after: int, transaction: StoreTransaction) -> Sequence[Row[int, str, str, str]]:
+    """The next batch of active facts, by id."""
+    query = (
+        select(FactRow.id, FactRow.owner, FactRow.room, FactRow.text)
+        .where(FactRow.status == FactStatus.ACTIVE.value, FactRow.id > after)
+        .order_by(FactRow.id)
+        .limit(BATCH)
+    )
+    return transaction.session.execute(query).all()
+
+
+def upsert(rows: list[IndexedFact], transaction: StoreTransaction) -> None:
+    transaction.index.upsert(rows)

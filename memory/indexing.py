@@ -10,13 +10,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Protocol
 
 from memory.embedding.base import Embedder, Vectors
 from memory.index.base import IndexedFact, IndexWrites, VectorIndex
 from memory.priority import Priority
 from memory.records import Fact
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 
 log = logging.getLogger(__name__)
 
@@ -79,8 +80,8 @@ async def reconcile(
 ) -> ReconcileReport:
     """Make the index hold exactly the active facts of SQLite, embedded by ``embedder``;
     ``on_progress(done, total)`` after each batch of facts embedded."""
-    async with store.read() as transaction:
-        active = {fact.id: fact for fact in await transaction.facts.admin_active_facts()}
+    facts = await store.read(lambda transaction: transaction.facts.admin_active_facts())
+    active = {fact.id: fact for fact in facts}
     indexed = await index.indexed_models()
     stale = [fact_id for fact_id in indexed if fact_id not in active]
     missing = [fact for fact_id, fact in active.items() if fact_id not in indexed]
@@ -120,7 +121,7 @@ async def _repair(
     for start in range(0, len(to_embed), batch_size):
         batch = to_embed[start : start + batch_size]
         vectors = await embedder.embed([fact.text for fact in batch], "document")
-        await _write_still_active(store, index, to_indexed(batch, vectors, embedder.model_name))
+        await write_still_active(store, index, to_indexed(batch, vectors, embedder.model_name))
         on_progress(start + len(batch), len(to_embed))
 
 
@@ -128,18 +129,35 @@ async def _delete_still_stale(store: Store, index: VectorIndex, stale: list[int]
     """Delete the rows of the facts still not active, read again."""
     if not stale:
         return
-    async with store.transaction(index=index, priority=Priority.BACKGROUND) as transaction:
-        await transaction.lock_people(await transaction.facts.admin_owners(stale))
-        active = await transaction.facts.admin_active_ids(stale)
-        await transaction.index.delete([fact_id for fact_id in stale if fact_id not in active])
+    await store.write(partial(delete_still_stale, stale), index=index, priority=Priority.BACKGROUND)
 
 
-async def _write_still_active(store: Store, index: VectorIndex, rows: list[IndexedFact]) -> None:
+def delete_still_stale(stale: list[int], transaction: StoreTransaction) -> None:
+    transaction.lock_people(transaction.facts.admin_owners(stale))
+    active = transaction.facts.admin_active_ids(stale)
+    transaction.index.delete([fact_id for fact_id in stale if fact_id not in active])
+
+
+async def write_still_active(
+    store: Store,
+    index: IndexWrites,
+    rows: list[IndexedFact],
+    *,
+    priority: Priority = Priority.BACKGROUND,
+) -> None:
     """Write the rows whose facts are still active, read again (a forget or a commit may have
-    come since they were read), and record the model that made them."""
-    async with store.transaction(index=index, priority=Priority.BACKGROUND) as transaction:
-        await transaction.lock_people({row.owner for row in rows})
-        active = await transaction.facts.admin_active_ids([row.fact_id for row in rows])
-        kept = [row for row in rows if row.fact_id in active]
-        await transaction.index.upsert(kept)
-        await transaction.facts.set_embedding_model([row.fact_id for row in kept], rows[0].model)
+    come since they were read), and record the model that made them.
+
+    For rows embedded after the transaction that made their facts active (reconcile, undo):
+    an embedding is never made inside a transaction.
+    """
+    if rows:
+        await store.write(partial(keep_still_active, rows), index=index, priority=priority)
+
+
+def keep_still_active(rows: list[IndexedFact], transaction: StoreTransaction) -> None:
+    transaction.lock_people({row.owner for row in rows})
+    active = transaction.facts.admin_active_ids([row.fact_id for row in rows])
+    kept = [row for row in rows if row.fact_id in active]
+    transaction.index.upsert(kept)
+    transaction.facts.set_embedding_model([row.fact_id for row in kept], rows[0].model)

@@ -23,7 +23,7 @@ from bot.data_folder import DataAccess, exclusive_data_folder
 from memory.copying import CopyReport, VectorSource, copy_memory
 from memory.errors import VectorIndexError
 from memory.index import LanceFactIndex, VectorIndex
-from memory.store import Store, sqlite_url
+from memory.store import Store, StoreTransaction, sqlite_url
 from memory.store.schema import FactVectorRow
 from memory.store.vectors import PgVectorIndex
 
@@ -91,10 +91,7 @@ async def copy_to(config: Config, target: URL | Path) -> CopyReport:
 
 async def open_source_index(config: Config, source: Store) -> tuple[VectorSource, int]:
     if source.database.dialect == "postgresql":
-        async with source.read() as transaction:
-            dimension = await transaction.session.scalar(
-                select(func.vector_dims(FactVectorRow.embedding)).limit(1)
-            )
+        dimension = await source.read(vector_dimension)
         return PgVectorIndex(source.database), int(dimension or DEFAULT_DIMENSION)
     index = await LanceFactIndex.open_read_only(config.storage.index_path)
     if index is None:
@@ -102,6 +99,13 @@ async def open_source_index(config: Config, source: Store) -> tuple[VectorSource
             f"no vector index in {config.storage.index_path}: run mnemo reconcile first"
         )
     return index, await index.dimension()
+
+
+def vector_dimension(transaction: StoreTransaction) -> int | None:
+    """The dimension of a stored pgvector row; None when there is none."""
+    query = select(func.vector_dims(FactVectorRow.embedding)).limit(1)
+    dimension: int | None = transaction.session.scalar(query)
+    return dimension
 
 
 async def open_target_index(target: URL | Path, store: Store, dimension: int) -> VectorIndex:

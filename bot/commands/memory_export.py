@@ -40,8 +40,9 @@ class ExportFacts:
 
     async def run(self, invocation: Invocation) -> CommandReply:
         scope = invocation.scope
-        async with self._services.store.transaction() as tx:
-            facts = await tx.facts.list_in_scope(scope, statuses=tuple(FactStatus))
+        facts = await self._services.store.read(
+            lambda tx: tx.facts.list_in_scope(scope, statuses=tuple(FactStatus))
+        )
         document = {
             "format": EXPORT_FORMAT,
             "exported_at": invocation.message.time.isoformat(),

@@ -37,8 +37,7 @@ class ForgetFacts:
         return CommandReply(f"Forgotten for good: #{fact_id}.")
 
     async def _ask_all(self, invocation: Invocation) -> CommandReply:
-        async with self._services.store.transaction() as tx:
-            total = await tx.facts.count(invocation.scope)
+        total = await self._services.store.read(lambda tx: tx.facts.count(invocation.scope))
         if total == 0:
             return CommandReply("There is nothing to forget: I remember nothing about you here.")
         confirmations = self._services.confirmations

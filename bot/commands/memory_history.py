@@ -19,8 +19,7 @@ class FactHistory:
         fact_id = fact_number(invocation.arguments, invocation.usage(self.spec))
         # Visibility is checked on the fact itself, so a fact without events is not reported
         # as missing, and another scope's fact reads exactly like an unknown id.
-        async with self._services.store.transaction() as tx:
-            fact = await tx.facts.get(invocation.scope, fact_id)
+        fact = await self._services.store.read(lambda tx: tx.facts.get(invocation.scope, fact_id))
         if fact is None:
             raise not_found(fact_id, invocation.prefix)
         events = await self._services.writer.history(invocation.scope, fact_id)

@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 
 from bot.commands.arguments import page_number, required_text
 from bot.commands.errors import CommandError
 from bot.commands.formatting import fact_line, facts_counted
 from bot.commands.registry import CommandReply, CommandSpec, Invocation
 from bot.commands.services import CommandServices
+from memory.records import Fact
+from memory.scope import Scope
+from memory.store import StoreTransaction
+
+
+def page_of(tx: StoreTransaction, *, scope: Scope, page: int, size: int) -> tuple[int, list[Fact]]:
+    """How many active facts ``scope`` has, and those of page ``page``, read together."""
+    total = tx.facts.count(scope)
+    # Past the last page nothing is read: a huge page's offset need not fit a query.
+    if page > math.ceil(total / size):
+        return total, []
+    return total, tx.facts.list_in_scope(scope, limit=size, offset=(page - 1) * size)
 
 
 class ListFacts:
@@ -20,15 +33,10 @@ class ListFacts:
     async def run(self, invocation: Invocation) -> CommandReply:
         page = page_number(invocation.arguments, invocation.usage(self.spec))
         size = self._services.page_size
-        async with self._services.store.transaction() as tx:
-            total = await tx.facts.count(invocation.scope)
-            pages = math.ceil(total / size)
-            # Past the last page nothing is read: a huge page's offset need not fit a query.
-            facts = (
-                await tx.facts.list_in_scope(invocation.scope, limit=size, offset=(page - 1) * size)
-                if page <= pages
-                else []
-            )
+        total, facts = await self._services.store.read(
+            partial(page_of, scope=invocation.scope, page=page, size=size)
+        )
+        pages = math.ceil(total / size)
         if total == 0:
             return CommandReply("I don't remember anything about you here yet.")
         if not facts:

@@ -12,9 +12,7 @@ class PauseSwitch:
         self._store = store
 
     async def is_paused(self, user_key: str) -> bool:
-        async with self._store.read() as tx:
-            return await tx.learning_paused(user_key)
+        return await self._store.read(lambda tx: tx.learning_paused(user_key))
 
     async def set_paused(self, user_key: str, paused: bool) -> None:
-        async with self._store.transaction() as tx:
-            await tx.set_learning_paused(user_key, paused)
+        await self._store.write(lambda tx: tx.set_learning_paused(user_key, paused))

@@ -6,7 +6,7 @@ Small structural types, so the core and its commands depend on behaviour, not on
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Protocol, TypeVar
 
@@ -29,7 +29,7 @@ class Recalled(Protocol):
 
 class FactRecall(Protocol):
     async def for_message_with(
-        self, scope: Scope, text: str, also: Callable[[StoreTransaction], Awaitable[T]]
+        self, scope: Scope, text: str, also: Callable[[StoreTransaction], T]
     ) -> tuple[Sequence[Recalled], T]:
         """Recall for a reply, and what ``also`` reads in the same read transaction."""
         ...

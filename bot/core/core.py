@@ -332,8 +332,8 @@ class ConversationCore:
         """The recalled facts and the recent turns, read in one read transaction. If recall
         fails, the reply goes without memories (logged) and the turns are read alone."""
 
-        async def recent_turns(transaction: StoreTransaction) -> list[ConversationTurn]:
-            return await turns_in(
+        def recent_turns(transaction: StoreTransaction) -> list[ConversationTurn]:
+            return turns_in(
                 transaction,
                 message,
                 scope.room,
@@ -373,20 +373,22 @@ class ConversationCore:
     async def _keep_turns(
         self, message: IncomingMessage, room: str, text: str, reply: str | None
     ) -> None:
+        def keep(tx: StoreTransaction) -> None:
+            turn = tx.turns.add(
+                room,
+                Role.USER,
+                text,
+                author=message.user_key,
+                created_at=message.time,
+                platform_message_id=message.message_id,
+                author_name=message.display_name,
+                audience=message.audience,
+            )
+            if reply is not None:
+                tx.turns.add_answer(self._answer(message, room, reply, turn.id))
+
         try:
-            async with self._store.transaction() as tx:
-                turn = await tx.turns.add(
-                    room,
-                    Role.USER,
-                    text,
-                    author=message.user_key,
-                    created_at=message.time,
-                    platform_message_id=message.message_id,
-                    author_name=message.display_name,
-                    audience=message.audience,
-                )
-                if reply is not None:
-                    await tx.turns.add_answer(self._answer(message, room, reply, turn.id))
+            await self._store.write(keep)
         except StoreError as error:
             # The answer is already there: losing the turns costs context, not the reply.
             log.error("could not store the turns of %s in %s: %s", message.user_key, room, error)
@@ -442,9 +444,11 @@ class ConversationCore:
             return False
         scope = message.scope(self.settings.scope_mode)
         async with self._intake_locks.hold(message.user_key):
-            if message.message_id is not None:
-                async with self._store.transaction() as tx:
-                    known = await tx.turns.person_turn(scope.room, scope.owner, message.message_id)
+            message_id = message.message_id
+            if message_id is not None:
+                known = await self._store.read(
+                    lambda tx: tx.turns.person_turn(scope.room, scope.owner, message_id)
+                )
                 if known is not None:
                     return False
             accepted, _ = await self._accept(message, scope, cut.text)
@@ -454,15 +458,16 @@ class ConversationCore:
 
     async def known_direct_users(self, platform: str) -> list[str]:
         """The people with DM turns on ``platform``: whose DMs a restart catches up on."""
-        async with self._store.transaction() as tx:
-            return await tx.turns.authors_in(direct_room_key(platform))
+        room = direct_room_key(platform)
+        return await self._store.read(lambda tx: tx.turns.authors_in(room))
 
     async def fact_choices(self, message: IncomingMessage, typed: str) -> list[tuple[int, str]]:
         """The caller's active facts here whose number or text contains ``typed``."""
         scope = message.scope(self.settings.scope_mode)
         needle = typed.strip().lstrip("#")
-        async with self._store.transaction() as tx:
-            facts = await tx.facts.matching(scope, needle, limit=CHOICE_LIMIT)
+        facts = await self._store.read(
+            lambda tx: tx.facts.matching(scope, needle, limit=CHOICE_LIMIT)
+        )
         return [(f.id, f"#{f.id} {f.text}"[:CHOICE_LABEL_CHARS]) for f in facts]
 
     # -- replies ---------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from functools import partial
 
 from bot.commands.pausing import PauseSwitch
 from bot.commands.ports import MemoryWrites
@@ -26,13 +27,22 @@ from bot.core.keyed_locks import KeyedLocks
 from bot.messages import MessageDeletion, MessageEdit
 from memory.records import ConversationTurn
 from memory.scope import direct_room_key
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 
 log = logging.getLogger(__name__)
 
 
 def rooms_of(platform: str, room_key: str) -> list[str]:
     return list(dict.fromkeys([room_key, direct_room_key(platform)]))
+
+
+def author_of(tx: StoreTransaction, *, rooms: list[str], message_id: str) -> str | None:
+    """Who wrote the message: its turn says, or (turns are purged after a while) the facts
+    and queued writes it left, which are only ever their author's."""
+    turn = tx.turns.said(rooms, message_id)
+    if turn is not None:
+        return turn.author
+    return tx.forget.author_of(rooms, message_id)
 
 
 class Corrections:
@@ -80,20 +90,12 @@ class Corrections:
             return await self._writer.erase_message(author, rooms, deletion.message_id)
 
     async def departure(self, room_key: str, user_key: str) -> None:
-        async with self._store.transaction() as tx:
-            erased = await tx.turns.erase_of(room_key, user_key)
+        erased = await self._store.write(lambda tx: tx.turns.erase_of(room_key, user_key))
         if erased:
             log.info("%s left %s: erased their %d turns there", user_key, room_key, erased)
 
     async def _turn(self, rooms: list[str], message_id: str) -> ConversationTurn | None:
-        async with self._store.transaction() as tx:
-            return await tx.turns.said(rooms, message_id)
+        return await self._store.read(lambda tx: tx.turns.said(rooms, message_id))
 
     async def _author(self, rooms: list[str], message_id: str) -> str | None:
-        """Who wrote the message: its turn says, or (turns are purged after a while) the
-        facts and queued writes it left, which are only ever their author's."""
-        async with self._store.transaction() as tx:
-            turn = await tx.turns.said(rooms, message_id)
-            if turn is not None:
-                return turn.author
-            return await tx.forget.author_of(rooms, message_id)
+        return await self._store.read(partial(author_of, rooms=rooms, message_id=message_id))

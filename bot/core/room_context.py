@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 QUOTE_CHARS = 1000
 
 
-async def turns_in(
+def turns_in(
     transaction: StoreTransaction,
     message: IncomingMessage,
     room: str,
@@ -40,9 +40,9 @@ async def turns_in(
     # One more than the limit, in case the newest is the message being answered.
     read = limit + (leave_out is not None)
     if message.is_direct:
-        turns = await transaction.turns.recent_of(room, message.user_key, limit=read)
+        turns = transaction.turns.recent_of(room, message.user_key, limit=read)
     else:
-        turns = await transaction.turns.recent_shared(
+        turns = transaction.turns.recent_shared(
             room, audience=message.audience, since=message.shared_since, limit=read
         )
     return [turn for turn in turns if turn.id != leave_out][-limit:]
@@ -53,8 +53,11 @@ async def read_turns(
 ) -> list[ConversationTurn]:
     """:func:`turns_in`, in a read transaction of its own; none if the store fails (logged)."""
     try:
-        async with store.read() as transaction:
-            return await turns_in(transaction, message, room, limit=limit, leave_out=leave_out)
+        return await store.read(
+            lambda transaction: turns_in(
+                transaction, message, room, limit=limit, leave_out=leave_out
+            )
+        )
     except StoreError as error:
         # Context only: the reply can do without it.
         log.error("could not read the turns of %s in %s: %s", message.user_key, room, error)

@@ -74,8 +74,7 @@ async def check_database(config: Config) -> CheckResult:
             return schema_not_current("database", path, state)
         store = Store.open_read_only(config.storage.database)
         try:
-            async with store.transaction() as transaction:
-                pending = await transaction.pending.count()
+            pending = await store.read(lambda transaction: transaction.pending.count())
         finally:
             await store.aclose()
     except MemoryLayerError as error:
@@ -124,8 +123,8 @@ async def check_memory_language(config: Config) -> CheckResult:
             return CheckResult.skipped(name, "checked once the database is current")
         store = Store.open_read_only(config.storage.database)
         try:
-            async with store.transaction() as transaction:
-                texts = [fact.text for fact in await transaction.facts.admin_active_facts()]
+            facts = await store.read(lambda transaction: transaction.facts.admin_active_facts())
+            texts = [fact.text for fact in facts]
         finally:
             await store.aclose()
     except MemoryLayerError as error:

@@ -58,8 +58,9 @@ class StatusReporter:
     async def _oldest_due_seconds(self, now: float) -> float | None:
         moment = datetime.fromtimestamp(now, UTC)
         try:
-            async with self._application.store.read() as transaction:
-                due = await transaction.pending.due(moment, limit=1)
+            due = await self._application.store.read(
+                lambda transaction: transaction.pending.due(moment, limit=1)
+            )
         except MemoryLayerError as error:
             log.warning("the status file cannot say how the queue moves: %s", error)
             return None

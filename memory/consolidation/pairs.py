@@ -90,9 +90,9 @@ async def propose_pairs(
         scope, changed, index, embedder, threshold=threshold, neighbours=neighbours
     )
     wanted = sorted({fact_id for key in found for fact_id in key})
-    async with store.read() as transaction:
-        # Read through the scope: an id the index returned from elsewhere cannot appear here.
-        facts = {fact.id: fact for fact in await transaction.facts.get_many(scope, wanted)}
+    # Read through the scope: an id the index returned from elsewhere cannot appear here.
+    read = await store.read(lambda transaction: transaction.facts.get_many(scope, wanted))
+    facts = {fact.id: fact for fact in read}
     pairs = []
     for (first_id, second_id), similarity in found.items():
         first, second = facts.get(first_id), facts.get(second_id)

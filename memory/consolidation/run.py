@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 
 from memory.consolidation.apply import apply_decision
 from memory.consolidation.decisions import (
@@ -28,7 +29,7 @@ from memory.llm.base import LanguageModel, LanguageModelError
 from memory.priority import Priority
 from memory.records import Actor, Fact
 from memory.scope import Scope
-from memory.store import Store, utc_now
+from memory.store import Store, StoreTransaction, utc_now
 
 log = logging.getLogger(__name__)
 
@@ -80,17 +81,23 @@ class _Run:
 
 
 async def load_state(store: Store) -> tuple[datetime | None, list[int]]:
-    async with store.read() as transaction:
-        last_run = await transaction.get_setting(LAST_RUN_KEY)
-        retry = await transaction.get_setting(RETRY_KEY)
+    last_run, retry = await store.read(read_state)
     since = None if last_run is None else datetime.fromisoformat(last_run)
     return since, [] if retry is None else [int(i) for i in json.loads(retry)]
 
 
+def read_state(transaction: StoreTransaction) -> tuple[str | None, str | None]:
+    return transaction.get_setting(LAST_RUN_KEY), transaction.get_setting(RETRY_KEY)
+
+
 async def save_state(store: Store, started: datetime, retry: set[int]) -> None:
-    async with store.transaction(priority=Priority.BACKGROUND) as transaction:
-        await transaction.set_setting(LAST_RUN_KEY, started.isoformat())
-        await transaction.set_setting(RETRY_KEY, json.dumps(sorted(retry)))
+    job = partial(write_state, started.isoformat(), json.dumps(sorted(retry)))
+    await store.write(job, priority=Priority.BACKGROUND)
+
+
+def write_state(last_run: str, retry: str, transaction: StoreTransaction) -> None:
+    transaction.set_setting(LAST_RUN_KEY, last_run)
+    transaction.set_setting(RETRY_KEY, retry)
 
 
 def by_scope(facts: Sequence[Fact]) -> Iterator[tuple[Scope, list[Fact]]]:
@@ -120,8 +127,9 @@ async def consolidate(
     normalised-text duplicates merge; a dry run changes nothing."""
     started = clock()
     since, retry_ids = await load_state(store)
-    async with store.read() as transaction:
-        changed = await transaction.facts.admin_changed_facts_since(since, also_ids=retry_ids)
+    changed = await store.read(
+        lambda transaction: transaction.facts.admin_changed_facts_since(since, also_ids=retry_ids)
+    )
     run = _Run(store, index, embedder, model, settings, ConsolidationReport(dry_run), started)
     run.report.changed_facts = len(changed)
     for scope, scope_changed in by_scope(changed):
@@ -144,8 +152,9 @@ async def consolidate_scope(run: _Run, scope: Scope, changed: Sequence[Fact]) ->
         threshold=run.settings.candidate_threshold,
         neighbours=run.settings.neighbours,
     )
-    async with run.store.read() as transaction:
-        undone = await transaction.facts.undone_pairs(scope, Actor.CONSOLIDATION)
+    undone = await run.store.read(
+        lambda transaction: transaction.facts.undone_pairs(scope, Actor.CONSOLIDATION)
+    )
     pairs = [pair for pair in pairs if pair.ids not in undone]
     run.report.pairs_proposed += len(pairs)
     decisions: list[MergeDecision] = []

@@ -10,6 +10,7 @@ import logging
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from memory.embedding.base import Embedder, Vectors
@@ -24,7 +25,7 @@ from memory.recall.reranker import Reranker
 from memory.recall.results import RecallSettings
 from memory.records import Fact, FactSource, NewFact
 from memory.scope import Scope
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 
 log = logging.getLogger(__name__)
 
@@ -178,17 +179,24 @@ async def _build_store(
     vectors: Vectors,
 ) -> dict[int, int]:
     """Write every observation for its speaker and for the joint user; fact id -> observation."""
-    joint = _scope(conversation, None)
-    copies: list[list[Fact]] = [[], []]
-    async with store.transaction() as transaction:
-        for observation in conversation.observations:
-            new = NewFact(observation.text, category="observation", source=FactSource.STATED)
-            speaker = _scope(conversation, observation.speaker)
-            copies[0].append(await transaction.facts.add(speaker, new))
-            copies[1].append(await transaction.facts.add(joint, new))
+    copies = await store.write(partial(_add_observations, conversation))
     for facts in copies:
         await index_facts(index, embedder, facts, vectors)
     return {fact.id: position for facts in copies for position, fact in enumerate(facts)}
+
+
+def _add_observations(
+    conversation: Conversation, transaction: StoreTransaction
+) -> list[list[Fact]]:
+    """Each observation as a fact of its speaker, then as one of the joint user."""
+    joint = _scope(conversation, None)
+    copies: list[list[Fact]] = [[], []]
+    for observation in conversation.observations:
+        new = NewFact(observation.text, category="observation", source=FactSource.STATED)
+        speaker = _scope(conversation, observation.speaker)
+        copies[0].append(transaction.facts.add(speaker, new))
+        copies[1].append(transaction.facts.add(joint, new))
+    return copies
 
 
 async def _ask(

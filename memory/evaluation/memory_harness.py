@@ -91,8 +91,7 @@ async def run_conversation(
         time: datetime = dataset.turn_time(number)
         message = MessageInput(scope, turn.say, time, f"{conversation.id}/{number}")
         turns.append(await run_turn(parts, measured, message))
-    async with parts.store.transaction() as transaction:
-        active = await transaction.facts.list_in_scope(scope)
+    active = await parts.store.read(lambda transaction: transaction.facts.list_in_scope(scope))
     return ConversationResult(conversation, tuple(turns), tuple(active))
 
 

@@ -8,7 +8,7 @@ index search and the read of the facts.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from memory.embedding.base import Embedder, Vectors
@@ -28,11 +28,11 @@ log = logging.getLogger(__name__)
 
 Ranking = list[tuple[int, float]]
 T = TypeVar("T")
-# Reads something more in the recall's own read transaction.
-ReadAlong = Callable[[StoreTransaction], Awaitable[T]]
+# Reads something more in the recall's own read transaction (a sync job, as the store's).
+ReadAlong = Callable[[StoreTransaction], T]
 
 
-async def nothing(transaction: StoreTransaction) -> None:
+def nothing(transaction: StoreTransaction) -> None:
     """Nothing more to read."""
 
 
@@ -80,9 +80,11 @@ class Recaller:
     ) -> tuple[list[RecalledFact], T]:
         """:meth:`for_message`, and ``also`` read in the same read transaction."""
         if wants_overview(text):
-            async with self._store.read() as transaction:
-                facts = await self._overview_in(transaction, scope)
-                return facts, await also(transaction)
+
+            def overview(transaction: StoreTransaction) -> tuple[list[RecalledFact], T]:
+                return self._overview_in(transaction, scope), also(transaction)
+
+            return await self._store.read(overview)
         return await self._recall(scope, text, lookup=wants_lookup(text), also=also)
 
     async def _recall(
@@ -98,16 +100,18 @@ class Recaller:
                 pool = self.settings.lookup_pool if hybrid else self.settings.top_k
                 cutoff = None
             ranking = await self._ranking(scope, text, vector, pool=pool, min_similarity=cutoff)
-        async with self._store.read() as transaction:
-            recalled = await self._load(transaction, scope, ranking)
-            extra = await also(transaction)
+
+        def load(transaction: StoreTransaction) -> tuple[list[RecalledFact], T]:
+            return self._load(transaction, scope, ranking), also(transaction)
+
+        recalled, extra = await self._store.read(load)
         if lookup:
             recalled = await self._rerank(text, recalled)
         return recalled[: self.settings.top_k], extra
 
-    async def _overview_in(self, transaction: StoreTransaction, scope: Scope) -> list[RecalledFact]:
+    def _overview_in(self, transaction: StoreTransaction, scope: Scope) -> list[RecalledFact]:
         """The newest ``overview_limit`` active facts of ``scope``, newest first (score 1)."""
-        facts = await transaction.facts.list_in_scope(
+        facts = transaction.facts.list_in_scope(
             scope, limit=self.settings.overview_limit, newest_first=True
         )
         return [RecalledFact(fact, 1.0) for fact in facts]
@@ -156,13 +160,11 @@ class Recaller:
             log.warning("hybrid recall uses vectors only: %s", reason)
 
     @staticmethod
-    async def _load(
-        transaction: StoreTransaction, scope: Scope, ranking: Ranking
-    ) -> list[RecalledFact]:
+    def _load(transaction: StoreTransaction, scope: Scope, ranking: Ranking) -> list[RecalledFact]:
         """The ranked ids as active facts of ``scope``, read with the scope in the SQL query."""
         if not ranking:
             return []
-        facts = await transaction.facts.get_many(scope, [fact_id for fact_id, _ in ranking])
+        facts = transaction.facts.get_many(scope, [fact_id for fact_id, _ in ranking])
         by_id = {fact.id: fact for fact in facts if fact.status is FactStatus.ACTIVE}
         return [
             RecalledFact(by_id[fact_id], score) for fact_id, score in ranking if fact_id in by_id

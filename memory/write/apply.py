@@ -46,30 +46,30 @@ class ApplyContext:
     embedding_model: str
 
 
-async def apply_writes(
+def apply_writes(
     transaction: StoreTransaction, context: ApplyContext, plans: Sequence[PlannedWrite]
 ) -> list[AppliedWrite]:
     """The plans, then their index rows (the transaction's index decides when those land)."""
     changes = IndexChanges()
-    applied = [await apply_one(transaction, context, plan, changes) for plan in plans]
-    await transaction.index.delete(changes.delete)
-    await transaction.index.upsert(changes.upsert)
+    applied = [apply_one(transaction, context, plan, changes) for plan in plans]
+    transaction.index.delete(changes.delete)
+    transaction.index.upsert(changes.upsert)
     return applied
 
 
-async def apply_one(
+def apply_one(
     transaction: StoreTransaction,
     context: ApplyContext,
     plan: PlannedWrite,
     changes: IndexChanges,
 ) -> AppliedWrite:
-    plan = await recheck_target(transaction, context.scope, plan)
+    plan = recheck_target(transaction, context.scope, plan)
     new_fact: Fact | None = None
     target = plan.target
     if plan.action in (Action.ADD, Action.UPDATE):
-        new_fact = await add_fact(transaction, context, plan, changes)
+        new_fact = add_fact(transaction, context, plan, changes)
     if plan.action is Action.UPDATE and target is not None and new_fact is not None:
-        await transaction.facts.set_status(
+        transaction.facts.set_status(
             context.scope,
             target.id,
             FactStatus.SUPERSEDED,
@@ -78,12 +78,12 @@ async def apply_one(
         )
         changes.delete.append(target.id)
     if plan.action is Action.DELETE and target is not None:
-        await transaction.facts.set_status(
+        transaction.facts.set_status(
             context.scope, target.id, FactStatus.DELETED, valid_to=context.message_time
         )
         changes.delete.append(target.id)
     draft = event_draft(plan, new_fact, context.source_message_id)
-    event = await transaction.facts.record_event(context.scope, draft)
+    event = transaction.facts.record_event(context.scope, draft)
     return AppliedWrite(
         plan.subject.fact.text,
         plan.action,
@@ -94,27 +94,25 @@ async def apply_one(
     )
 
 
-async def recheck_target(
-    transaction: StoreTransaction, scope: Scope, plan: PlannedWrite
-) -> PlannedWrite:
+def recheck_target(transaction: StoreTransaction, scope: Scope, plan: PlannedWrite) -> PlannedWrite:
     """The target must still be visible and active in this very transaction (consolidation may
     have changed it since the candidates were read); the scope is part of the query."""
     if not plan.is_destructive or plan.target is None:
         return plan
-    current = await transaction.facts.get(scope, plan.target.id)
+    current = transaction.facts.get(scope, plan.target.id)
     if current is not None and current.status is FactStatus.ACTIVE:
         return plan
     return replace_plan(plan, safe_fallback(plan.action.value), None, Guard.TARGET_GONE)
 
 
-async def add_fact(
+def add_fact(
     transaction: StoreTransaction,
     context: ApplyContext,
     plan: PlannedWrite,
     changes: IndexChanges,
 ) -> Fact:
     proposed = plan.subject.fact
-    fact = await transaction.facts.add(
+    fact = transaction.facts.add(
         context.scope,
         NewFact(
             text=proposed.text,

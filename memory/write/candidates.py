@@ -41,8 +41,8 @@ async def find_candidates(
         for row in vectors
     ]
     wanted = {item.fact_id for items in scored for item in items}
-    async with store.read() as transaction:
-        facts = {fact.id: fact for fact in await transaction.facts.get_many(scope, list(wanted))}
+    found = await store.read(lambda transaction: transaction.facts.get_many(scope, list(wanted)))
+    facts = {fact.id: fact for fact in found}
     return [
         [
             Candidate(facts[item.fact_id], item.similarity)

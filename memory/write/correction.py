@@ -8,11 +8,13 @@ keep one; a taught fact no decision kept, that this message alone taught, is del
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
 
 from memory.records import Action, Fact
 from memory.scope import Scope, ScopeMode
+from memory.store import StoreTransaction
 from memory.store.forgetting import Learned
 from memory.write.candidates import Candidate
 from memory.write.extraction import Extraction, ProposedFact, extract_facts
@@ -58,12 +60,19 @@ async def taught_by(parts: WriteParts, message: MessageInput) -> tuple[list[Lear
     if message.source_message_id is None:
         return [], []
     scope = Scope(message.scope.owner, message.scope.room, ScopeMode.USER_ROOM)
-    async with parts.store.read() as transaction:
-        learned = await transaction.forget.learned_from(scope, message.source_message_id)
-        facts = await transaction.facts.get_many(scope, [found.fact_id for found in learned])
+    learned, facts = await parts.store.read(
+        partial(learned_with_facts, scope, message.source_message_id)
+    )
     by_id = {fact.id: fact for fact in facts}
     kept = [found for found in learned if found.fact_id in by_id]
     return kept, [by_id[found.fact_id] for found in kept]
+
+
+def learned_with_facts(
+    scope: Scope, message_id: str, transaction: StoreTransaction
+) -> tuple[list[Learned], list[Fact]]:
+    learned = transaction.forget.learned_from(scope, message_id)
+    return learned, transaction.facts.get_many(scope, [found.fact_id for found in learned])
 
 
 async def with_taught(

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from memory.records import Action, FactEvent
 from memory.scope import Scope
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 
 # Events whose fact_id is an older version that the related fact replaced.
 REPLACING_ACTIONS = (Action.UPDATE, Action.MERGE)
@@ -12,21 +14,24 @@ REPLACING_ACTIONS = (Action.UPDATE, Action.MERGE)
 
 async def fact_history(store: Store, scope: Scope, fact_id: int) -> list[FactEvent]:
     """Empty when the fact is not visible in ``scope``: another scope's id is an unknown id."""
+    return await store.read(partial(read_history, scope, fact_id))
+
+
+def read_history(scope: Scope, fact_id: int, transaction: StoreTransaction) -> list[FactEvent]:
     events: dict[int, FactEvent] = {}
     visited: set[int] = set()
     frontier = [fact_id]
-    async with store.read() as transaction:
-        while frontier:
-            current = frontier.pop()
-            visited.add(current)
-            for event in await transaction.facts.events_for_fact(scope, current):
-                events[event.id] = event
-                older = event.fact_id
-                if (
-                    event.final_action in REPLACING_ACTIONS
-                    and event.related_fact_id == current
-                    and older is not None
-                    and older not in visited
-                ):
-                    frontier.append(older)
+    while frontier:
+        current = frontier.pop()
+        visited.add(current)
+        for event in transaction.facts.events_for_fact(scope, current):
+            events[event.id] = event
+            older = event.fact_id
+            if (
+                event.final_action in REPLACING_ACTIONS
+                and event.related_fact_id == current
+                and older is not None
+                and older not in visited
+            ):
+                frontier.append(older)
     return [events[event_id] for event_id in sorted(events)]

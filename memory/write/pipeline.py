@@ -10,6 +10,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from memory.llm import LanguageModel, LanguageModelError
 from memory.priority import Priority
 from memory.records import Action, FactSource
 from memory.scope import Scope
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 from memory.write.apply import (
     AppliedWrite,
     ApplyContext,
@@ -262,13 +263,20 @@ async def commit(
         message.message_time,
         parts.embedder.model_name,
     )
+    job = partial(complete_and_apply, message, context, plan)
+    return await parts.store.write(job, index=parts.index, priority=priority)
+
+
+def complete_and_apply(
+    message: MessageInput, context: ApplyContext, plan: Plan, transaction: StoreTransaction
+) -> WriteOutcome:
+    """The job of :func:`commit`: its vectors were made before, so it only writes."""
     precheck = plan.skipped_by_precheck
     claim = message.claim
-    async with parts.store.transaction(index=parts.index, priority=priority) as transaction:
-        await transaction.lock_people([message.scope.owner])
-        if claim is not None and not await transaction.pending.complete_claimed(
-            claim.pending_id, claim.worker
-        ):
-            return WriteOutcome((), plan.llm_calls, precheck, completed=False)
-        applied = await apply_writes(transaction, context, plan.writes)
+    transaction.lock_people([message.scope.owner])
+    if claim is not None and not transaction.pending.complete_claimed(
+        claim.pending_id, claim.worker
+    ):
+        return WriteOutcome((), plan.llm_calls, precheck, completed=False)
+    applied = apply_writes(transaction, context, plan.writes)
     return WriteOutcome(tuple(applied), plan.llm_calls, precheck)

@@ -2,18 +2,27 @@
 
 ADD deletes the fact, UPDATE restores the old one, DELETE and MERGE restore the fact; the undo
 is a RESTORE event and the original is marked undone, in one transaction. Forgetting is final.
+
+The restored facts are embedded after that transaction (no model call holds the writer), and
+their index rows written in a second one, only for those still active then.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
+from functools import partial
 
 from memory.embedding.base import Embedder
+from memory.errors import EmbeddingError
 from memory.index.base import VectorIndex
-from memory.indexing import index_facts
+from memory.indexing import to_indexed, write_still_active
+from memory.priority import Priority
 from memory.records import Action, Actor, Fact, FactEvent, FactStatus
 from memory.scope import Scope
 from memory.store import EventDraft, Store, StoreTransaction, utc_now
+
+log = logging.getLogger(__name__)
 
 UNDOABLE_ACTORS = (Actor.PIPELINE, Actor.CONSOLIDATION)
 UNDOABLE_ACTIONS = (Action.ADD, Action.UPDATE, Action.DELETE, Action.MERGE)
@@ -42,50 +51,71 @@ class Reversal:
 async def undo_latest(
     store: Store, index: VectorIndex, embedder: Embedder, scope: Scope
 ) -> UndoResult | None:
-    async with store.transaction(index=index) as transaction:
-        await transaction.lock_people([scope.owner])
-        result = await undo_in_transaction(transaction, scope)
-        if result is None:
-            return None
-        await transaction.index.delete([fact.id for fact in result.removed])
-        await index_facts(transaction.index, embedder, list(result.restored))
+    result = await store.write(partial(undo_and_unindex, scope), index=index)
+    if result is not None:
+        await index_restored(store, index, embedder, list(result.restored))
     return result
 
 
-async def undo_in_transaction(transaction: StoreTransaction, scope: Scope) -> UndoResult | None:
+def undo_and_unindex(scope: Scope, transaction: StoreTransaction) -> UndoResult | None:
+    transaction.lock_people([scope.owner])
+    result = undo_in_transaction(transaction, scope)
+    if result is not None:
+        transaction.index.delete([fact.id for fact in result.removed])
+    return result
+
+
+async def index_restored(
+    store: Store, index: VectorIndex, embedder: Embedder, restored: list[Fact]
+) -> None:
+    """Index the facts an undo restored, those still active once embedded. The undo is
+    committed already: an embedder failing leaves them out of the index, for reconcile to
+    repair, rather than telling the person their undo failed."""
+    if not restored:
+        return
+    try:
+        vectors = await embedder.embed([fact.text for fact in restored], "document")
+    except EmbeddingError as error:
+        log.error("an undo's %d restored facts wait for reconcile: %s", len(restored), error)
+        return
+    rows = to_indexed(restored, vectors, embedder.model_name)
+    await write_still_active(store, index, rows, priority=Priority.REPLY)
+
+
+def undo_in_transaction(transaction: StoreTransaction, scope: Scope) -> UndoResult | None:
     while True:
-        event = await transaction.facts.latest_undoable_event(
+        event = transaction.facts.latest_undoable_event(
             scope, actors=UNDOABLE_ACTORS, actions=UNDOABLE_ACTIONS
         )
         if event is None:
             return None
-        reversal = await reverse(transaction, scope, event)
-        await transaction.facts.mark_undone(scope, event.id)
+        reversal = reverse(transaction, scope, event)
+        transaction.facts.mark_undone(scope, event.id)
         if reversal.changed_anything:
             return UndoResult(
                 event,
                 reversal.restored,
                 reversal.removed,
-                await record_restore(transaction, scope, event),
+                record_restore(transaction, scope, event),
             )
         # The facts it named have changed since (or are gone): nothing left to reverse.
 
 
-async def reverse(transaction: StoreTransaction, scope: Scope, event: FactEvent) -> Reversal:
+def reverse(transaction: StoreTransaction, scope: Scope, event: FactEvent) -> Reversal:
     active, deleted = FactStatus.ACTIVE, FactStatus.DELETED
     if event.final_action is Action.ADD:
-        return Reversal(removed=await change(transaction, scope, event.fact_id, deleted, active))
+        return Reversal(removed=change(transaction, scope, event.fact_id, deleted, active))
     if event.final_action is Action.UPDATE:
-        removed = await change(transaction, scope, event.related_fact_id, deleted, active)
-        restored = await change(transaction, scope, event.fact_id, active, FactStatus.SUPERSEDED)
+        removed = change(transaction, scope, event.related_fact_id, deleted, active)
+        restored = change(transaction, scope, event.fact_id, active, FactStatus.SUPERSEDED)
         return Reversal(restored, removed)
     if event.final_action is Action.DELETE:
-        return Reversal(await change(transaction, scope, event.fact_id, active, deleted))
+        return Reversal(change(transaction, scope, event.fact_id, active, deleted))
     merged = (FactStatus.MERGED, FactStatus.SUPERSEDED)
-    return Reversal(await change(transaction, scope, event.fact_id, active, *merged))
+    return Reversal(change(transaction, scope, event.fact_id, active, *merged))
 
 
-async def change(
+def change(
     transaction: StoreTransaction,
     scope: Scope,
     fact_id: int | None,
@@ -94,18 +124,16 @@ async def change(
 ) -> tuple[Fact, ...]:
     """The fact, now ``status`` (links cleared), if it was in an ``expected`` status; a
     deleted fact stays in SQLite, out of the index."""
-    fact = None if fact_id is None else await transaction.facts.get(scope, fact_id)
+    fact = None if fact_id is None else transaction.facts.get(scope, fact_id)
     if fact is None or fact.status not in expected:
         return ()
     valid_to = utc_now() if status is FactStatus.DELETED else None
-    changed = await transaction.facts.set_status(scope, fact.id, status, valid_to=valid_to)
+    changed = transaction.facts.set_status(scope, fact.id, status, valid_to=valid_to)
     return () if changed is None else (changed,)
 
 
-async def record_restore(
-    transaction: StoreTransaction, scope: Scope, undone: FactEvent
-) -> FactEvent:
-    return await transaction.facts.record_event(
+def record_restore(transaction: StoreTransaction, scope: Scope, undone: FactEvent) -> FactEvent:
+    return transaction.facts.record_event(
         scope,
         EventDraft(
             final_action=Action.RESTORE,

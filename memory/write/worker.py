@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 
 from memory.priority import Priority
 from memory.records import PendingWrite
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 from memory.write.errors import UnusableModelOutput
 
 log = logging.getLogger(__name__)
@@ -170,15 +170,20 @@ class QueueWorker:
     ) -> PendingWrite | None:
         """Claim the next row to process (per owner: the oldest that may go), or ``None``."""
         now = self._clock()
-        async with self._store.transaction(priority=Priority.BACKGROUND) as transaction:
-            return await transaction.pending.claim_next(
+        # A copy: the caller's live view of the people in progress is not the job's to read.
+        skipped = frozenset(skip_owners)
+
+        def claim_next(transaction: StoreTransaction) -> PendingWrite | None:
+            return transaction.pending.claim_next(
                 self.worker_id,
                 now=now,
                 until=now + self._lease,
                 passing_error=LETS_LATER_PASS,
                 owner=owner,
-                skip_owners=skip_owners,
+                skip_owners=skipped,
             )
+
+        return await self._store.write(claim_next, priority=Priority.BACKGROUND)
 
     async def _claim(
         self, *, owner: str | None = None, skip_owners: Collection[str] = ()
@@ -194,8 +199,10 @@ class QueueWorker:
         """Release ``worker``'s claims, or on SQLite every claim (start-up)."""
         if worker is None and self._store.database.dialect == "postgresql":
             return 0
-        async with self._store.transaction(priority=Priority.BACKGROUND) as transaction:
-            return await transaction.pending.release_claims(worker)
+        return await self._store.write(
+            lambda transaction: transaction.pending.release_claims(worker),
+            priority=Priority.BACKGROUND,
+        )
 
     def _spawn(self, work: Awaitable[int]) -> asyncio.Task[int]:
         task = asyncio.ensure_future(work)

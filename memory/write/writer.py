@@ -2,7 +2,8 @@
 
 A thin facade: ``accept`` takes a message in (turn and queued write, one transaction) before
 anyone answers it, the queue worker learns from it later; ``remember``, ``forget``, ``undo``,
-``correct`` and ``erase_message`` are each one store transaction.
+``correct`` and ``erase_message`` are each one store transaction (``undo`` writes the index rows
+of the facts it restored in a second one, once they are embedded).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from memory.llm import LanguageModel
 from memory.priority import Priority, Replies
 from memory.records import Action, Actor, FactEvent, FactSource, PendingWrite
 from memory.scope import Scope, ScopeMode
-from memory.store import Accepted, EventDraft, Store, utc_now
+from memory.store import Accepted, EventDraft, Store, StoreTransaction, utc_now
 from memory.write.background_model import BackgroundModel
 from memory.write.correction import plan_correction
 from memory.write.errors import UnusableModelOutput, WriteError
@@ -127,8 +128,9 @@ class MemoryWriter:
         (same platform id and text) is stored once."""
         # Without a platform id the message gets one: forgetting finds its turn by it.
         source = platform_message_id or f"local:{uuid.uuid4().hex}"
-        async with self._store.transaction() as transaction:
-            turn, new = await transaction.turns.add_new(
+
+        def take_in(transaction: StoreTransaction) -> Accepted:
+            turn, new = transaction.turns.add_new(
                 scope.room,
                 scope.owner,
                 text,
@@ -139,28 +141,30 @@ class MemoryWriter:
             )
             if not new:
                 return Accepted(turn.id, source, None, duplicate=True)
-            queued = await transaction.pending.enqueue_unless_paused(
+            queued = transaction.pending.enqueue_unless_paused(
                 scope, text, message_time=message_time, now=self._clock(), source=source
             )
-        if queued is None:
-            return Accepted(turn.id, source, None)
-        self.wake()
-        return Accepted(turn.id, source, queued.id)
+            return Accepted(turn.id, source, None if queued is None else queued.id)
+
+        accepted = await self._store.write(take_in)
+        if accepted.pending_id is not None:
+            self.wake()
+        return accepted
 
     async def correct(
         self, owner: str, room: str, turn_id: int, message_id: str, text: str, *, learn: bool
     ) -> None:
         """An edited message: its turn takes ``text``; if ``learn``, what the message taught
         is corrected by the new text (the old words, still queued, are simply replaced)."""
-        async with self._store.transaction() as transaction:
-            await transaction.turns.change_text(turn_id, text)
-            if not learn or await transaction.pending.revise_unclaimed(
-                owner, room, message_id, text
-            ):
-                return
-            turn = await transaction.turns.said([room], message_id)
+
+        def change(transaction: StoreTransaction) -> bool:
+            """Whether a correction was queued."""
+            transaction.turns.change_text(turn_id, text)
+            if not learn or transaction.pending.revise_unclaimed(owner, room, message_id, text):
+                return False
+            turn = transaction.turns.said([room], message_id)
             sent_at = self._clock() if turn is None else turn.created_at
-            await transaction.pending.enqueue(
+            transaction.pending.enqueue(
                 Scope(owner, room, self._settings.scope_mode),
                 text,
                 message_time=sent_at,
@@ -168,25 +172,30 @@ class MemoryWriter:
                 source_message_id=message_id,
                 corrects=True,
             )
-        self.wake()
+            return True
+
+        if await self._store.write(change):
+            self.wake()
 
     async def erase_message(self, owner: str, rooms: Sequence[str], message_id: str) -> bool:
         """A person deleted their message: erase its turns, its queued writes and the facts
         it alone taught, for good (as ``forget``); whether anything was there."""
-        async with self._store.transaction(index=self._index) as transaction:
-            await transaction.lock_people([owner])
-            erased = await transaction.forget.message(owner, rooms, message_id)
+
+        def erase(transaction: StoreTransaction) -> bool:
+            transaction.lock_people([owner])
+            erased = transaction.forget.message(owner, rooms, message_id)
             found = bool(erased.fact_ids or erased.turns or erased.queued or erased.events)
             if found:
-                await transaction.forgotten(erased.fact_ids)
-        return found
+                transaction.forgotten(erased.fact_ids)
+            return found
+
+        return await self._store.write(erase, index=self._index)
 
     async def retry_due(self) -> int:
         """Wake the worker for the writes whose retry time has come (the scheduled job);
         returns at once with how many writes are queued."""
         self.wake()
-        async with self._store.read() as transaction:
-            return await transaction.pending.count()
+        return await self._store.read(lambda transaction: transaction.pending.count())
 
     async def drain(self) -> int:
         """Wait for the worker to process what is due now; how many writes it completed
@@ -208,21 +217,27 @@ class MemoryWriter:
     async def forget(self, scope: Scope, fact_id: int) -> bool:
         """Erase a fact, its versions, their events and the turns it was learned from, for
         good; False if there is no such fact in the scope."""
-        async with self._store.transaction(index=self._index) as transaction:
-            await transaction.lock_people([scope.owner])
-            erased = await transaction.forget.fact(scope, fact_id)
+
+        def erase(transaction: StoreTransaction) -> bool:
+            transaction.lock_people([scope.owner])
+            erased = transaction.forget.fact(scope, fact_id)
             if erased is not None:
-                await transaction.forgotten(erased.fact_ids)
-        return erased is not None
+                transaction.forgotten(erased.fact_ids)
+            return erased is not None
+
+        return await self._store.write(erase, index=self._index)
 
     async def forget_all(self, scope: Scope) -> int:
         """Erase everything of the person in the scope (facts, events, turns, queued
         writes); how many facts were active."""
-        async with self._store.transaction(index=self._index) as transaction:
-            await transaction.lock_people([scope.owner])
-            erased = await transaction.forget.everything(scope)
-            await transaction.forgotten(erased.fact_ids)
-        return erased.active
+
+        def erase(transaction: StoreTransaction) -> int:
+            transaction.lock_people([scope.owner])
+            erased = transaction.forget.everything(scope)
+            transaction.forgotten(erased.fact_ids)
+            return erased.active
+
+        return await self._store.write(erase, index=self._index)
 
     async def undo(self, scope: Scope) -> UndoResult | None:
         return await undo_latest(self._store, self._index, self._embedder, scope)
@@ -266,12 +281,15 @@ class MemoryWriter:
             else None
         )
         # Nothing if the row is gone or no longer ``worker``'s: a forgotten message leaves no trace.
-        async with self._store.transaction(priority=Priority.BACKGROUND) as transaction:
-            kept = await transaction.pending.reschedule(
+
+        def reschedule(transaction: StoreTransaction) -> None:
+            kept = transaction.pending.reschedule(
                 pending.id, worker, error=reason[:1000], next_attempt_at=self._clock() + delay
             )
             if kept and event is not None:
-                await transaction.facts.record_event(Scope(pending.owner, pending.room), event)
+                transaction.facts.record_event(Scope(pending.owner, pending.room), event)
+
+        await self._store.write(reschedule, priority=Priority.BACKGROUND)
 
 
 def unusable_output_event(error: UnusableModelOutput, source_message_id: str | None) -> EventDraft:

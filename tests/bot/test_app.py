@@ -18,10 +18,11 @@ from bot.scheduler import (
 )
 from memory.embedding import Embedder
 from memory.index import LanceFactIndex
-from memory.indexing import index_facts
+from memory.indexing import to_indexed
+from memory.priority import Priority
 from memory.records import NewFact
 from memory.scope import Scope
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 from memory.store.database import SQLITE_POOL_SIZE
 from tests.bot.core.harness import START, make_config, open_harness
 from tests.memory.test_index_batch import ALICE, turn_held
@@ -90,12 +91,15 @@ async def test_start_up_answers_at_once_while_queued_writes_wait_for_a_hanging_m
     people = [Scope(f"matrix:person{number}", "matrix:dm") for number in range(6)]
     # An earlier run left writes queued for six people, one claimed by its dead worker.
     store = await Store.open(config.storage.database_path)
-    async with store.transaction() as tx:
+
+    def queue_and_claim_one(tx: StoreTransaction) -> None:
         for person in people:
-            await tx.pending.enqueue(person, "I am a nurse.", message_time=START, now=START)
-        await tx.pending.claim_next(
+            tx.pending.enqueue(person, "I am a nurse.", message_time=START, now=START)
+        tx.pending.claim_next(
             "dead-process", now=START, until=START + timedelta(days=1), passing_error=""
         )
+
+    await store.write(queue_and_claim_one)
     await store.aclose()
 
     harness = await open_harness(tmp_path, embedder, config=config, held=is_extraction)
@@ -114,8 +118,9 @@ async def test_start_up_answers_at_once_while_queued_writes_wait_for_a_hanging_m
         await harness.app.aclose()
     store = await Store.open(config.storage.database_path)
     try:
-        async with store.transaction() as tx:
-            rows = [await tx.pending.for_owner(person.owner) for person in people]
+        rows = await store.read(
+            lambda tx: [tx.pending.for_owner(person.owner) for person in people]
+        )
     finally:
         await store.aclose()
     # Cut off by the shutdown: still queued, unclaimed, for the next start.
@@ -141,20 +146,28 @@ async def test_close_writes_the_index_rows_of_callers_cancelled_while_they_waite
     release = asyncio.Event()
     callers: list[asyncio.Task[int]] = []
 
-    async def learn(text: str) -> int:
-        async with app.store.transaction(index=app.index) as transaction:
-            fact = await transaction.facts.add(ALICE, NewFact(text))
-            await index_facts(transaction.index, app.embedder, [fact])
-        return fact.id
+    texts = ["I row", "I swim"]
+    # Embedded first: a job makes no model call, and the callers must queue at once.
+    vectors = await app.embedder.embed(texts, "document")
+
+    async def learn(number: int) -> int:
+        def add(transaction: StoreTransaction) -> int:
+            fact = transaction.facts.add(ALICE, NewFact(texts[number]))
+            row = vectors[number : number + 1]
+            transaction.index.upsert(to_indexed([fact], row, app.embedder.model_name))
+            return fact.id
+
+        return await app.store.write(add, index=app.index)
 
     async def hold_the_commit_until_released() -> None:
-        async with app.store.transaction(index=app.index):
+        # A job cannot wait: the commit is held open one level down, as a member of it.
+        async with app.store.database.transaction(Priority.REPLY):
             for caller in callers:
                 caller.cancel()  # they wait for this commit
             await release.wait()
 
     async with turn_held(app.store):
-        callers.extend(asyncio.create_task(learn(text)) for text in ("I row", "I swim"))
+        callers.extend(asyncio.create_task(learn(number)) for number in range(len(texts)))
         third = asyncio.create_task(hold_the_commit_until_released())
     results = await asyncio.gather(*callers, return_exceptions=True)
     assert all(isinstance(result, asyncio.CancelledError) for result in results)
@@ -166,8 +179,7 @@ async def test_close_writes_the_index_rows_of_callers_cancelled_while_they_waite
     store = await Store.open(app.store.database.path)
     index = await LanceFactIndex.open(tmp_path / "data" / "index", dimension=384)
     try:
-        async with store.read() as reading:
-            learned = {fact.id for fact in await reading.facts.admin_active_facts()}
+        learned = {fact.id for fact in await store.read(lambda tx: tx.facts.admin_active_facts())}
         assert len(learned) == 2
         assert set(await index.indexed_models()) == learned
     finally:

@@ -65,8 +65,11 @@ async def fill(data_dir: Path) -> None:
     store = await Store.open(data_dir / "mnemo.sqlite3")
     index = await LanceFactIndex.open(data_dir / "index", dimension=384)
     embedder = real_embedder()
-    async with store.transaction() as transaction:
-        await transaction.facts.add(Scope("console:alice", "console:dm"), NewFact("I own a kayak"))
+    await store.write(
+        lambda transaction: transaction.facts.add(
+            Scope("console:alice", "console:dm"), NewFact("I own a kayak")
+        )
+    )
     await reconcile(store, index, embedder)
     for part in (index, embedder, store):
         await part.aclose()
@@ -104,8 +107,11 @@ def test_doctor_reads_a_database_it_may_not_change(
     async def try_to_write() -> str:
         store = Store.open_read_only(data_dir / "mnemo.sqlite3")
         try:
-            async with store.transaction() as transaction:
-                await transaction.facts.add(Scope("console:bob", "console:dm"), NewFact("x"))
+            await store.write(
+                lambda transaction: transaction.facts.add(
+                    Scope("console:bob", "console:dm"), NewFact("x")
+                )
+            )
         except StoreError as error:
             return str(error)
         finally:

@@ -45,8 +45,8 @@ async def seed(data_dir: Path, embedder: Embedder) -> list[Fact]:
 async def statuses(data_dir: Path, facts: list[Fact]) -> list[FactStatus]:
     store = await Store.open(data_dir / "mnemo.sqlite3")
     try:
-        async with store.transaction() as transaction:
-            found = await transaction.facts.get_many(ALICE_DM, [fact.id for fact in facts])
+        ids = [fact.id for fact in facts]
+        found = await store.read(lambda transaction: transaction.facts.get_many(ALICE_DM, ids))
     finally:
         await store.aclose()
     by_id = {fact.id: fact.status for fact in found}

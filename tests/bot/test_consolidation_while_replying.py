@@ -97,13 +97,14 @@ async def test_a_reply_is_answered_while_consolidation_runs_on_a_large_scope(
     reranker = FastEmbedReranker(cache_dir=tmp_path / "no-models", local_files_only=True)
     app = await build_application(config, llm=model, embedder=embedder, reranker=reranker)
     try:
-        async with app.store.transaction() as transaction:
-            facts = [
-                await transaction.facts.add(
+        facts = await app.store.write(
+            lambda transaction: [
+                transaction.facts.add(
                     ALICE, NewFact(f"I visited city number {n} in the year {1900 + n % 120}")
                 )
                 for n in range(LARGE_SCOPE)
             ]
+        )
         await index_facts(app.index, embedder, facts)
         spy = SearchSpy(app.index)
         run = asyncio.create_task(

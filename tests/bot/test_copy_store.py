@@ -18,9 +18,9 @@ from memory.embedding import Embedder
 from memory.index import LanceFactIndex
 from memory.index.base import StoredVector
 from memory.indexing import index_facts
-from memory.records import Action, Actor, FactSource, FactStatus, NewFact, Role
+from memory.records import Action, Actor, Fact, FactSource, FactStatus, NewFact, Role
 from memory.scope import Scope
-from memory.store import EventDraft, Store
+from memory.store import EventDraft, Store, StoreTransaction
 from memory.store.copy import COPIED_TABLES, count_rows
 from memory.store.schema import FactRow, MessageRow
 from memory.store.vectors import PgVectorIndex
@@ -33,37 +33,42 @@ BOB = Scope("discord:42", "discord:7")
 WHEN = datetime(2026, 5, 1, 12, tzinfo=UTC)
 
 
+def fill(transaction: StoreTransaction) -> list[Fact]:
+    """Facts with versions and history, turns, a queued write and a setting; the facts to
+    index."""
+    old = transaction.facts.add(ALICE, NewFact("Lives in Lyon", FactSource.STATED))
+    new = transaction.facts.add(ALICE, NewFact("Lives in Oslo", FactSource.STATED))
+    transaction.facts.set_status(
+        ALICE, old.id, FactStatus.SUPERSEDED, superseded_by=new.id, valid_to=WHEN
+    )
+    tea = transaction.facts.add(ALICE, NewFact("Likes green tea", FactSource.STATED))
+    bob = transaction.facts.add(BOB, NewFact("Plays the cello", FactSource.STATED))
+    for fact in (old, new, tea, bob):
+        scope = BOB if fact is bob else ALICE
+        transaction.facts.record_event(
+            scope, EventDraft(Action.ADD, Actor.PIPELINE, fact_id=fact.id)
+        )
+    turn = transaction.turns.add(
+        ALICE.room, Role.USER, "I moved to Oslo", author=ALICE.owner, created_at=WHEN
+    )
+    transaction.turns.add(
+        ALICE.room,
+        Role.ASSISTANT,
+        "Nice!",
+        author=None,
+        created_at=WHEN,
+        answer_to=turn.id,
+    )
+    transaction.pending.enqueue(BOB, "I also sing", message_time=WHEN, now=WHEN)
+    transaction.set_setting("learning.paused.discord:42", "true")
+    return [new, tea, bob]
+
+
 async def fill_home(data_dir: Path, embedder: Embedder) -> None:
     store = await Store.open(data_dir / "mnemo.sqlite3")
     index = await LanceFactIndex.open(data_dir / "index", dimension=384)
     try:
-        async with store.transaction() as transaction:
-            old = await transaction.facts.add(ALICE, NewFact("Lives in Lyon", FactSource.STATED))
-            new = await transaction.facts.add(ALICE, NewFact("Lives in Oslo", FactSource.STATED))
-            await transaction.facts.set_status(
-                ALICE, old.id, FactStatus.SUPERSEDED, superseded_by=new.id, valid_to=WHEN
-            )
-            tea = await transaction.facts.add(ALICE, NewFact("Likes green tea", FactSource.STATED))
-            bob = await transaction.facts.add(BOB, NewFact("Plays the cello", FactSource.STATED))
-            for fact in (old, new, tea, bob):
-                scope = BOB if fact is bob else ALICE
-                await transaction.facts.record_event(
-                    scope, EventDraft(Action.ADD, Actor.PIPELINE, fact_id=fact.id)
-                )
-            turn = await transaction.turns.add(
-                ALICE.room, Role.USER, "I moved to Oslo", author=ALICE.owner, created_at=WHEN
-            )
-            await transaction.turns.add(
-                ALICE.room,
-                Role.ASSISTANT,
-                "Nice!",
-                author=None,
-                created_at=WHEN,
-                answer_to=turn.id,
-            )
-            await transaction.pending.enqueue(BOB, "I also sing", message_time=WHEN, now=WHEN)
-            await transaction.set_setting("learning.paused.discord:42", "true")
-        await index_facts(index, embedder, [new, tea, bob])
+        await index_facts(index, embedder, await store.write(fill))
     finally:
         await index.aclose()
         await store.aclose()
@@ -77,19 +82,22 @@ async def counts(location: Path | URL) -> dict[str, int]:
         await store.aclose()
 
 
+def read_references(transaction: StoreTransaction) -> list[tuple[object, ...]]:
+    facts = transaction.session.execute(
+        select(FactRow.id, FactRow.status, FactRow.superseded_by).order_by(FactRow.id)
+    )
+    turns = transaction.session.execute(
+        select(MessageRow.id, MessageRow.answer_to).order_by(MessageRow.id)
+    )
+    rows: list[tuple[object, ...]] = [tuple(row) for row in facts]
+    return rows + [tuple(row) for row in turns]
+
+
 async def references(location: Path | URL) -> list[tuple[object, ...]]:
     """Ids, statuses and the references between rows (newer version, answered turn)."""
     store = await Store.open(location)
     try:
-        async with store.read() as transaction:
-            facts = await transaction.session.execute(
-                select(FactRow.id, FactRow.status, FactRow.superseded_by).order_by(FactRow.id)
-            )
-            turns = await transaction.session.execute(
-                select(MessageRow.id, MessageRow.answer_to).order_by(MessageRow.id)
-            )
-            rows: list[tuple[object, ...]] = [tuple(row) for row in facts]
-            return rows + [tuple(row) for row in turns]
+        return await store.read(read_references)
     finally:
         await store.aclose()
 

@@ -20,9 +20,9 @@ ENGLISH = [f"I have lived in Leeds for {n} years" for n in range(10)]
 
 async def _store_with(config: Config, texts: list[str]) -> None:
     store = await Store.open(config.storage.database_path)
-    async with store.transaction() as transaction:
-        for text in texts:
-            await transaction.facts.add(ALICE, NewFact(text))
+    await store.write(
+        lambda transaction: [transaction.facts.add(ALICE, NewFact(text)) for text in texts]
+    )
     await store.aclose()
 
 

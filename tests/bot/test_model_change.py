@@ -98,13 +98,14 @@ async def _add_facts(config_path: Path) -> tuple[list[int], set[int]]:
     config = load_config(config_path, environ={})
     config.storage.data_dir.mkdir(parents=True)
     store = await Store.open(config.storage.database_path)
-    async with store.transaction() as transaction:
-        facts = [
-            await transaction.facts.add(
+    facts = await store.write(
+        lambda transaction: [
+            transaction.facts.add(
                 ALICE if n % 2 else BOB, NewFact(f"My colleague number {n} plays chess")
             )
             for n in range(FACTS)
         ]
+    )
     await store.aclose()
     return [fact.id for fact in facts], {fact.id for fact in facts if fact.owner == ALICE.owner}
 

@@ -29,7 +29,7 @@ from memory.index import LanceFactIndex
 from memory.llm import ScriptedLanguageModel
 from memory.records import Answer, FactStatus, NewFact, Role
 from memory.scope import Scope
-from memory.store import Store, utc_now
+from memory.store import Store, StoreTransaction, utc_now
 from memory.write import MemoryWriter, WriteSettings
 from tests.memory.consolidation.helpers import ALICE_DM, GoodJudge, add_facts
 
@@ -85,10 +85,11 @@ async def test_the_scheduler_reads_last_runs_from_the_database(store: Store) -> 
         return ""
 
     jobs = [Job("hourly", timedelta(hours=1), noop), Job("daily", timedelta(days=1), noop)]
-    async with store.transaction() as transaction:
-        await transaction.set_setting(
+    await store.write(
+        lambda transaction: transaction.set_setting(
             "scheduler.last_run.hourly", (NOW - timedelta(minutes=10)).isoformat()
         )
+    )
     scheduler = MaintenanceScheduler(store, jobs, clock=lambda: NOW)
 
     await scheduler.start()
@@ -170,8 +171,11 @@ async def test_the_consolidation_job_uses_the_configured_threshold(
     strict = await consolidation_job(
         config_with(candidate_threshold=0.9), store, index, embedder, model
     ).run()
-    async with store.transaction() as transaction:
-        await transaction.set_setting("consolidation.last_run", "2000-01-01T00:00:00+00:00")
+    await store.write(
+        lambda transaction: transaction.set_setting(
+            "consolidation.last_run", "2000-01-01T00:00:00+00:00"
+        )
+    )
     loose = await consolidation_job(
         config_with(candidate_threshold=0.5), store, index, embedder, model
     ).run()
@@ -188,42 +192,46 @@ async def test_purge_drops_old_turns_and_old_deletions_only(
     config = Config(
         scheduler=SchedulerSettings(conversation_retention_days=30, deleted_fact_retention_days=90)
     )
-    async with store.transaction() as transaction:
+    scope = Scope("console:alice", "console:dm")
+
+    def fill(transaction: StoreTransaction) -> tuple[int, int]:
+        """Turns of 40 and 1 days ago; facts deleted 91 and 89 days ago: their ids."""
         for days_ago, text in ((40, "old turn"), (1, "new turn")):
-            await transaction.turns.add(
+            transaction.turns.add(
                 "console:dm",
                 Role.USER,
                 text,
                 author="console:alice",
                 created_at=NOW - timedelta(days=days_ago),
             )
-        scope = Scope("console:alice", "console:dm")
-        old = await transaction.facts.add(scope, NewFact("I play chess"))
-        await transaction.facts.set_status(
+        old = transaction.facts.add(scope, NewFact("I play chess"))
+        transaction.facts.set_status(
             scope, old.id, FactStatus.DELETED, valid_to=NOW - timedelta(days=91)
         )
-        young = await transaction.facts.add(scope, NewFact("I play golf"))
-        await transaction.facts.set_status(
+        young = transaction.facts.add(scope, NewFact("I play golf"))
+        transaction.facts.set_status(
             scope, young.id, FactStatus.DELETED, valid_to=NOW - timedelta(days=89)
         )
+        return old.id, young.id
+
+    old, young = await store.write(fill)
 
     summary = await purge_job(config, store, index, clock=lambda: NOW).run()
 
     assert summary == "1 conversation turns and 1 deleted facts purged"
-    async with store.transaction() as transaction:
-        assert [turn.text for turn in await transaction.turns.recent("console:dm", limit=10)] == [
-            "new turn"
-        ]
-        assert await transaction.facts.get(scope, old.id) is None
-        assert await transaction.facts.get(scope, young.id) is not None
+    turns = await store.read(lambda transaction: transaction.turns.recent("console:dm", limit=10))
+    assert [turn.text for turn in turns] == ["new turn"]
+    assert await store.read(lambda transaction: transaction.facts.get(scope, old)) is None
+    assert await store.read(lambda transaction: transaction.facts.get(scope, young)) is not None
 
 
 async def test_purge_takes_the_answers_with_the_turns_they_answer(
     store: Store, index: LanceFactIndex
 ) -> None:
     config = Config(scheduler=SchedulerSettings(conversation_retention_days=30))
-    async with store.transaction() as transaction:
-        asked = await transaction.turns.add(
+
+    def ask_and_answer(transaction: StoreTransaction) -> None:
+        asked = transaction.turns.add(
             "console:dm",
             Role.USER,
             "a question from long ago",
@@ -231,7 +239,7 @@ async def test_purge_takes_the_answers_with_the_turns_they_answer(
             created_at=NOW - timedelta(days=31),
         )
         # Answered a day later (a slow model, a late catch-up): younger than the cutoff.
-        await transaction.turns.add_answer(
+        transaction.turns.add_answer(
             Answer(
                 "console:dm",
                 "its answer",
@@ -241,10 +249,12 @@ async def test_purge_takes_the_answers_with_the_turns_they_answer(
             )
         )
 
+    await store.write(ask_and_answer)
+
     await purge_job(config, store, index, clock=lambda: NOW).run()
 
-    async with store.transaction() as transaction:
-        assert await transaction.turns.recent("console:dm", limit=10) == []
+    turns = await store.read(lambda transaction: transaction.turns.recent("console:dm", limit=10))
+    assert turns == []
 
 
 async def test_the_retry_job_processes_writes_queued_during_an_outage(
@@ -258,13 +268,14 @@ async def test_the_retry_job_processes_writes_queued_during_an_outage(
     writer.start()
     assert await writer.drain() == 0  # the worker runs, and finds nothing to do
     # Queued by an earlier run: nothing wakes the worker but the scheduled retry.
-    async with store.transaction() as transaction:
-        await transaction.pending.enqueue(
+    await store.write(
+        lambda transaction: transaction.pending.enqueue(
             ALICE_DM,
             "I live in Berlin",
             message_time=utc_now(),
             now=utc_now() - timedelta(minutes=5),
         )
+    )
     config = Config()
     (job,) = [
         job
@@ -274,17 +285,14 @@ async def test_the_retry_job_processes_writes_queued_during_an_outage(
     try:
         assert await job.run() == "1 queued, worker woken"
         for _ in range(200):
-            async with store.transaction() as transaction:
-                if await transaction.pending.count() == 0:
-                    break
+            if await store.read(lambda transaction: transaction.pending.count()) == 0:
+                break
             await asyncio.sleep(0.05)
     finally:
         await writer.aclose()
-    async with store.transaction() as transaction:
-        assert await transaction.pending.count() == 0
-        assert [fact.text for fact in await transaction.facts.list_in_scope(ALICE_DM)] == [
-            "I live in Berlin"
-        ]
+    assert await store.read(lambda transaction: transaction.pending.count()) == 0
+    facts = await store.read(lambda transaction: transaction.facts.list_in_scope(ALICE_DM))
+    assert [fact.text for fact in facts] == ["I live in Berlin"]
 
 
 async def test_the_composition_root_gets_every_job_on_the_schedule(

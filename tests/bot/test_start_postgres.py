@@ -22,6 +22,7 @@ from bot.components import open_memory
 from memory.embedding import FastEmbedEmbedder
 from memory.indexing import reconcile
 from memory.store import Store, database
+from memory.store.people_lock import lock_people
 from memory.store.schema import FactVectorRow
 from memory.store.vectors import PgVectorIndex
 from tests.bot.core.harness import make_config
@@ -38,10 +39,11 @@ async def paris_of_an_earlier_model(url: URL, embedder: FastEmbedEmbedder) -> No
     try:
         index = await PgVectorIndex.open(store.database, dimension=384)
         await seed(store, index, embedder, ALICE, "I live in Paris")
-        async with store.transaction() as transaction:
-            await transaction.session.execute(
+        await store.write(
+            lambda transaction: transaction.session.execute(
                 update(FactVectorRow).values(model="an-earlier-model")
             )
+        )
     finally:
         await store.aclose()
 
@@ -53,8 +55,10 @@ async def alice_held_elsewhere(url: URL) -> AsyncIterator[None]:
     held, release = asyncio.Event(), asyncio.Event()
 
     async def hold() -> None:
-        async with store.transaction() as transaction:
-            await transaction.lock_people([ALICE.owner])
+        # A store job cannot wait for the release: the lock is held in a session of the
+        # database itself, one transaction open until the block ends.
+        async with store.database.session() as session:
+            await session.run_sync(lock_people, [ALICE.owner])
             held.set()
             await release.wait()
 

@@ -18,9 +18,9 @@ from memory.embedding import HashingEmbedder
 from memory.index import LanceFactIndex
 from memory.index.lance import folder_bytes
 from memory.indexing import index_facts
-from memory.records import NewFact
+from memory.records import Fact, NewFact
 from memory.scope import Scope
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 from memory.store.migrations.backup import backup_path, backup_sqlite, backups_of
 from memory.store.space import database_space, switch_to_incremental_vacuum
 from tests.bot.core.harness import make_config
@@ -31,6 +31,13 @@ BOB = Scope("console:bob", "console:room1")
 PADDING = " with a long tail of words to make the rows take some room" * 3
 
 
+def add_facts(transaction: StoreTransaction) -> tuple[list[Fact], list[Fact]]:
+    """600 facts of Alice's and 20 of Bob's."""
+    alice = [transaction.facts.add(ALICE, NewFact(f"a{n}{PADDING}")) for n in range(600)]
+    bob = [transaction.facts.add(BOB, NewFact(f"b{n}{PADDING}")) for n in range(20)]
+    return alice, bob
+
+
 async def _data_folder_with_waste(config: Config) -> None:
     """A database made without incremental vacuum and an index holding deleted rows, as a
     bot of the last version leaves them after Alice forgot most of what she said (vectors
@@ -38,12 +45,9 @@ async def _data_folder_with_waste(config: Config) -> None:
     embedder = HashingEmbedder(dimension=384)
     store = await Store.open(config.storage.database_path)
     index = await LanceFactIndex.open(config.storage.index_path, dimension=384)
-    async with store.transaction() as transaction:
-        alice = [await transaction.facts.add(ALICE, NewFact(f"a{n}{PADDING}")) for n in range(600)]
-        bob = [await transaction.facts.add(BOB, NewFact(f"b{n}{PADDING}")) for n in range(20)]
+    alice, bob = await store.write(add_facts)
     await index_facts(index, embedder, alice + bob)
-    async with store.transaction() as transaction:
-        await transaction.facts.erase_all(ALICE)
+    await store.write(lambda transaction: transaction.facts.erase_all(ALICE))
     await index.delete([fact.id for fact in alice[:50]])
     await index.aclose()
     await store.aclose()
@@ -104,8 +108,7 @@ def test_mnemo_compact_gives_the_space_back(
 async def _count_everything(config: Config) -> tuple[int, int]:
     store = await Store.open(config.storage.database_path)
     index = await LanceFactIndex.open(config.storage.index_path, dimension=384)
-    async with store.transaction() as transaction:
-        facts = len(await transaction.facts.admin_active_facts())
+    facts = len(await store.read(lambda transaction: transaction.facts.admin_active_facts()))
     indexed = await index.count()
     await index.aclose()
     await store.aclose()
@@ -118,8 +121,7 @@ async def test_the_scheduled_storage_job_compacts_and_gives_pages_back(tmp_path:
     store = await Store.open(config.storage.database_path)
     await switch_to_incremental_vacuum(store.database)
     index = await LanceFactIndex.open(config.storage.index_path, dimension=384)
-    async with store.transaction() as transaction:
-        await transaction.facts.erase_all(BOB)
+    await store.write(lambda transaction: transaction.facts.erase_all(BOB))
     await index.delete(list(range(1, 700)))
     freed = await database_space(store.database)
     assert freed is not None and freed.free_bytes > 0

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -27,7 +27,7 @@ from memory.embedding import FastEmbedEmbedder
 from memory.indexing import reconcile
 from memory.records import FactStatus
 from memory.scope import Scope
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 from memory.store.schema import FactEventRow, FactRow, PendingWriteRow
 from memory.store.vectors import PgVectorIndex
 from memory.write import WriteSettings
@@ -98,16 +98,19 @@ def scope(person: int) -> Scope:
 async def enqueue(store: Store, people: int, messages: int) -> None:
     """Each person says where they live, ``messages`` times, in order; the last one holds."""
     now = datetime.now(UTC)
-    async with store.transaction() as transaction:
+
+    def queue(transaction: StoreTransaction) -> None:
         for number in range(1, messages + 1):
             for person in range(people):
-                await transaction.pending.enqueue(
+                transaction.pending.enqueue(
                     scope(person),
                     f"I live in district {person * 100 + number}",
                     message_time=now,
                     now=now,
                     source_message_id=f"m{person}-{number}",
                 )
+
+    await store.write(queue)
 
 
 async def poll(
@@ -125,18 +128,22 @@ async def poll(
 
 async def wait_until_empty(store: Store, workers: Workers) -> None:
     async def empty() -> bool:
-        async with store.read() as transaction:
-            return await transaction.pending.count() == 0
+        return await queued(store) == 0
 
     await poll(empty, 240, "the queue was not emptied in time", workers)
+
+
+def facts_and_events(
+    transaction: StoreTransaction,
+) -> tuple[Sequence[FactRow], Sequence[FactEventRow]]:
+    facts = transaction.session.scalars(select(FactRow).order_by(FactRow.id)).all()
+    return facts, transaction.session.scalars(select(FactEventRow)).all()
 
 
 async def check_learned_in_order(store: Store, people: int, messages: int) -> None:
     """Each person's last message is their one active fact, every earlier one superseded by
     the next (the order kept), and every message applied exactly once."""
-    async with store.read() as transaction:
-        facts = (await transaction.session.scalars(select(FactRow).order_by(FactRow.id))).all()
-        events = (await transaction.session.scalars(select(FactEventRow))).all()
+    facts, events = await store.read(facts_and_events)
     for person in range(people):
         own = [fact for fact in facts if fact.owner == scope(person).owner]
         texts = [fact.text for fact in own]
@@ -201,13 +208,13 @@ async def test_a_killed_workers_claims_are_taken_over_after_the_lease(
         os.kill(stalled.pid, signal.SIGKILL)
         assert stalled.wait(timeout=30) == -signal.SIGKILL
         # The dead worker's rows stay queued and claimed until their lease ends.
-        async with store.read() as transaction:
-            assert await transaction.pending.count() == people * messages
+        assert await queued(store) == people * messages
         workers.start(lease=SHORT_LEASE_SECONDS)
         await wait_until_empty(store, workers)
         await check_learned_in_order(store, people, messages)
-        async with store.read() as transaction:
-            created = (await transaction.session.scalars(select(FactRow.created_at))).all()
+        created = await store.read(
+            lambda transaction: transaction.session.scalars(select(FactRow.created_at)).all()
+        )
     finally:
         await store.aclose()
     # Nothing was applied before the dead worker's claims ended.
@@ -221,8 +228,9 @@ async def wait_for_claimers(store: Store, count: int, workers: Workers) -> None:
         claimed_by = select(PendingWriteRow.claimed_by).where(
             PendingWriteRow.claimed_by.is_not(None)
         )
-        async with store.read() as transaction:
-            claimers = set((await transaction.session.scalars(claimed_by)).all())
+        claimers = set(
+            await store.read(lambda transaction: transaction.session.scalars(claimed_by).all())
+        )
         return len(claimers) >= count
 
     await poll(claimed, 120, f"{count} workers did not hold claims in time", workers)
@@ -232,15 +240,11 @@ async def wait_for_claims(
     store: Store, people: int, process: subprocess.Popen[bytes], workers: Workers
 ) -> list[datetime]:
     """The end of the claims ``process`` took, once it holds one for every person."""
+    claimed = select(PendingWriteRow).where(PendingWriteRow.claimed_by.is_not(None))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         assert process.poll() is None, workers.log()
-        async with store.read() as transaction:
-            rows = (
-                await transaction.session.scalars(
-                    select(PendingWriteRow).where(PendingWriteRow.claimed_by.is_not(None))
-                )
-            ).all()
+        rows = await store.read(lambda transaction: transaction.session.scalars(claimed).all())
         if len(rows) == people:
             assert all(f":{process.pid}:" in str(row.claimed_by) for row in rows)
             assert sorted(row.source_message_id or "" for row in rows) == [
@@ -279,5 +283,4 @@ async def test_reconcile_in_another_process_keeps_the_vectors_workers_commit(
 
 
 async def queued(store: Store) -> int:
-    async with store.read() as transaction:
-        return await transaction.pending.count()
+    return await store.read(lambda transaction: transaction.pending.count())

@@ -7,24 +7,33 @@ then take the space left inside the existing pages, so the next real write canno
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from sqlalchemy import event, text
 
 from memory.errors import StorageFullError
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 
 FILLER_SIZES = (65536, 4096, 512, 64, 8, 1)
 
 
+def make_filler_table(transaction: StoreTransaction) -> int:
+    """The filler table made; the database's pages now."""
+    transaction.session.execute(text("CREATE TABLE IF NOT EXISTS filler (b BLOB)"))
+    return int(transaction.session.execute(text("PRAGMA page_count")).scalar_one())
+
+
+def add_filler(size: int, transaction: StoreTransaction) -> None:
+    transaction.session.execute(text("INSERT INTO filler VALUES (zeroblob(:size))"), {"size": size})
+
+
 async def fill_the_disk(store: Store) -> None:
-    async with store.transaction() as transaction:
-        await transaction.session.execute(text("CREATE TABLE IF NOT EXISTS filler (b BLOB)"))
-        pages = (await transaction.session.execute(text("PRAGMA page_count"))).scalar_one()
+    pages = await store.write(make_filler_table)
 
     def cap(dbapi_connection: Any, connection_record: Any) -> None:
         cursor = dbapi_connection.cursor()
-        cursor.execute(f"PRAGMA max_page_count = {int(pages)}")
+        cursor.execute(f"PRAGMA max_page_count = {pages}")
         cursor.close()
 
     event.listen(store.database.engine.sync_engine, "connect", cap)
@@ -32,8 +41,6 @@ async def fill_the_disk(store: Store) -> None:
     for size in FILLER_SIZES:
         while True:
             try:
-                async with store.transaction() as transaction:
-                    insert = text("INSERT INTO filler VALUES (zeroblob(:size))")
-                    await transaction.session.execute(insert, {"size": size})
+                await store.write(partial(add_filler, size))
             except StorageFullError:
                 break

@@ -16,7 +16,7 @@ from memory.indexing import reconcile
 from memory.llm import ScriptedLanguageModel
 from memory.records import NewFact
 from memory.scope import Scope
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 from memory.store.vectors import PgVectorIndex
 from memory.write import MemoryWriter, WriteSettings
 from tests.memory.paused_parts import PausedEmbedder, PausedIndex
@@ -28,11 +28,14 @@ SECRET = "My passphrase is PERSIMMON-7"
 TOKEN = "PERSIMMON-7"
 
 
-async def _facts_not_yet_indexed(store: Store) -> tuple[int, int]:
-    async with store.transaction() as transaction:
-        secret = await transaction.facts.add(ALICE, NewFact(SECRET))
-        kept = await transaction.facts.add(ALICE, NewFact("I live in Paris"))
+def _add_secret_and_kept(transaction: StoreTransaction) -> tuple[int, int]:
+    secret = transaction.facts.add(ALICE, NewFact(SECRET))
+    kept = transaction.facts.add(ALICE, NewFact("I live in Paris"))
     return secret.id, kept.id
+
+
+async def _facts_not_yet_indexed(store: Store) -> tuple[int, int]:
+    return await store.write(_add_secret_and_kept)
 
 
 async def test_a_fact_forgotten_while_reconcile_embeds_it_is_not_written_back(
@@ -72,8 +75,8 @@ async def test_a_forget_during_reconciles_index_write_erases_after_it(
     # The forget waits for its turn: committed now, its erase would come before the paused
     # write, which would put the fact back.
     assert not forgetting.done() and not index.erase_entered.is_set()
-    async with store.read() as transaction:
-        assert await transaction.facts.admin_active_ids([secret_id]) == {secret_id}
+    active = await store.read(lambda transaction: transaction.facts.admin_active_ids([secret_id]))
+    assert active == {secret_id}
     index.gate.set()
     await reconciling
     assert await forgetting

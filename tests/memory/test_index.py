@@ -33,8 +33,9 @@ async def add_indexed(
     model: str = "m",
 ) -> list[int]:
     """Facts in the store and their vectors in the index (pgvector rows need their fact)."""
-    async with store.transaction() as transaction:
-        facts = [await transaction.facts.add(scope, NewFact(text)) for text in texts]
+    facts = await store.write(
+        lambda transaction: [transaction.facts.add(scope, NewFact(text)) for text in texts]
+    )
     await index.upsert(
         [
             IndexedFact(fact.id, fact.owner, fact.room, fact.text, vector, model)

@@ -1,7 +1,7 @@
 """The one writer batches the index writes of store transactions that wait for the turn at
 once (SQLite and LanceDB), and keeps every guarantee of one write after each commit: the
-index follows the commit order, a caller leaving ``Store.transaction`` finds its rows
-written, a forget erases what came before it, and whoever holds the turn without being a
+index follows the commit order, a caller of ``Store.write`` finds its rows written once
+it returns, a forget erases what came before it, and whoever holds the turn without being a
 store transaction, a reply, or a cancelled caller never meets a write left pending."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,7 @@ from memory.index import IndexedFact, LanceFactIndex
 from memory.priority import Priority
 from memory.records import NewFact
 from memory.scope import Scope
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 from tests.memory.raw_bytes import files_containing
 
 ALICE = Scope("console:alice", "console:room1")
@@ -82,6 +83,13 @@ async def turn_held(store: Store) -> AsyncIterator[None]:
     await holder
 
 
+def learned(text: str, inside: Callable[[], object], transaction: StoreTransaction) -> int:
+    fact = transaction.facts.add(ALICE, NewFact(text))
+    transaction.index.upsert([row(fact.id, text, fact.id)])
+    inside()
+    return fact.id
+
+
 async def learn(
     store: Store,
     index: RecordingIndex,
@@ -92,14 +100,18 @@ async def learn(
     inside: Callable[[], object] = lambda: None,
 ) -> int:
     """One fact learned and indexed in one transaction (``inside`` called in it); whether
-    its row was in the index as the caller left the transaction."""
-    async with store.transaction(index=index, priority=priority) as transaction:
-        fact = await transaction.facts.add(ALICE, NewFact(text))
-        await transaction.index.upsert([row(fact.id, text, fact.id)])
-        inside()
+    its row was in the index as ``Store.write`` returned."""
+    fact_id = await store.write(partial(learned, text, inside), index=index, priority=priority)
     if found_on_leaving is not None:
-        found_on_leaving[text] = fact.id in await index.indexed()
-    return fact.id
+        found_on_leaving[text] = fact_id in await index.indexed()
+    return fact_id
+
+
+def forget_everything(transaction: StoreTransaction) -> tuple[int, ...]:
+    """Alice's forget of everything; the facts it erased."""
+    erased = transaction.forget.everything(ALICE)
+    transaction.forgotten(erased.fact_ids)
+    return erased.fact_ids
 
 
 async def test_transactions_waiting_at_once_share_one_index_write(
@@ -122,10 +134,14 @@ async def test_the_batch_applies_the_writes_in_commit_order(
     kept, dropped = await learn(sqlite_store, index, "kept"), await learn(sqlite_store, index, "x")
     index.writes.clear()
 
+    def changed(
+        deletes: list[int], upserts: list[IndexedFact], transaction: StoreTransaction
+    ) -> None:
+        transaction.index.delete(deletes)
+        transaction.index.upsert(upserts)
+
     async def change(deletes: list[int], upserts: list[IndexedFact]) -> None:
-        async with sqlite_store.transaction(index=index) as transaction:
-            await transaction.index.delete(deletes)
-            await transaction.index.upsert(upserts)
+        await sqlite_store.write(partial(changed, deletes, upserts), index=index)
 
     async with turn_held(sqlite_store):
         tasks = [
@@ -144,12 +160,10 @@ async def test_a_forget_after_waiting_writes_leaves_nothing_of_them_in_the_index
     sqlite_store: Store, index: RecordingIndex
 ) -> None:
     async def forget_all() -> tuple[list[int], list[str], set[int]]:
-        async with sqlite_store.transaction(index=index) as transaction:
-            erased = await transaction.forget.everything(ALICE)
-            await transaction.forgotten(erased.fact_ids)
+        erased = await sqlite_store.write(forget_everything, index=index)
         # Its caller goes on only now: nothing of the fact is left in any index file.
         return (
-            list(erased.fact_ids),
+            list(erased),
             files_containing(index.inner.path, SECRET),
             await index.indexed(),
         )
@@ -171,12 +185,8 @@ async def test_a_forget_ends_its_batch_so_an_id_given_again_after_it_keeps_its_r
     written before that fact's row, not after it."""
     forgotten = await learn(sqlite_store, index, "forgotten")
 
-    async def forget_all() -> None:
-        async with sqlite_store.transaction(index=index) as transaction:
-            await transaction.forgotten((await transaction.forget.everything(ALICE)).fact_ids)
-
     async with turn_held(sqlite_store):
-        forget = asyncio.create_task(forget_all())
+        forget = asyncio.create_task(sqlite_store.write(forget_everything, index=index))
         learned = asyncio.create_task(learn(sqlite_store, index, "learned after"))
     await forget
     assert await learned == forgotten
@@ -200,36 +210,43 @@ async def test_a_holder_of_the_turn_that_is_no_store_transaction_sees_the_rows_w
 
 
 async def test_a_reply_waits_for_no_background_transaction_to_write_its_rows(
-    sqlite_store: Store, index: RecordingIndex
+    sqlite_store: Store, index: RecordingIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The background transaction's rows wait for the background behind it; a reply joining
-    them writes them all at once, and its caller goes on before that background begins."""
+    them writes them all at once, and its caller goes on before that background begins.
+
+    The reply comes while the first background job has the turn: it is started as the turn
+    is handed to that job (a job cannot wait inside for it)."""
     order: list[str] = []
-    inside, go_on = asyncio.Event(), asyncio.Event()
+    turns = sqlite_store.database._turns  # test double: an observer of the real writer
+    assert turns is not None
+    pass_on = turns.pass_on
+    replying: list[asyncio.Task[None]] = []
 
-    async def first() -> None:
-        async with sqlite_store.transaction(index=index, priority=Priority.BACKGROUND) as tx:
-            fact = await tx.facts.add(ALICE, NewFact("background first"))
-            await tx.index.upsert([row(fact.id, fact.text, 1)])
-            inside.set()
-            await go_on.wait()
-
-    async def second() -> None:
-        async with sqlite_store.transaction(priority=Priority.BACKGROUND) as tx:
-            order.append("background second began")
-            await tx.set_setting("second", "done")
+    def second(tx: StoreTransaction) -> None:
+        order.append("background second began")
+        tx.set_setting("second", "done")
 
     async def reply() -> None:
         await learn(sqlite_store, index, "reply")
         order.append("reply left")
 
+    def passed_on_then_a_reply_comes() -> bool:
+        passed = pass_on()
+        if passed and not replying:  # the holder's turn, to the first background job
+            replying.append(asyncio.create_task(reply()))
+        return passed
+
     async with turn_held(sqlite_store):
-        background = [asyncio.create_task(first()), asyncio.create_task(second())]
-    await inside.wait()
-    replying = asyncio.create_task(reply())
-    await asyncio.sleep(0.05)  # the reply waits for the turn
-    go_on.set()
-    await asyncio.gather(replying, *background)
+        background = [
+            asyncio.create_task(
+                learn(sqlite_store, index, "background first", priority=Priority.BACKGROUND)
+            ),
+            asyncio.create_task(sqlite_store.write(second, priority=Priority.BACKGROUND)),
+        ]
+        await asyncio.sleep(0)
+        monkeypatch.setattr(turns, "pass_on", passed_on_then_a_reply_comes)
+    await asyncio.gather(*replying, *background)
     assert order == ["reply left", "background second began"]
     assert len(await index.indexed()) == 2
     assert [kind for kind, _ in index.writes] == ["upsert"]
@@ -261,10 +278,16 @@ async def test_rows_of_a_caller_cancelled_while_it_waits_for_the_commit_are_writ
     """The first transaction's caller waits for the commit it shares with the one behind;
     cancelled meanwhile, its rows are committed and written all the same."""
     first: list[asyncio.Task[int]] = []
+    loop = asyncio.get_running_loop()  # a job does not touch the loop: it asks it to cancel
     async with turn_held(sqlite_store):
         first.append(asyncio.create_task(learn(sqlite_store, index, "cancelled")))
         behind = asyncio.create_task(
-            learn(sqlite_store, index, "behind", inside=lambda: first[0].cancel())
+            learn(
+                sqlite_store,
+                index,
+                "behind",
+                inside=lambda: loop.call_soon_threadsafe(first[0].cancel),
+            )
         )
     behind_id = await asyncio.wait_for(behind, 5)
     assert first[0].cancelled()

@@ -16,9 +16,9 @@ from memory.errors import VectorIndexError
 from memory.index import HealingIndex, IndexedFact, IndexRebuildingError, LanceFactIndex
 from memory.indexing import index_facts, reconcile
 from memory.llm import ScriptedLanguageModel
-from memory.records import NewFact
+from memory.records import Fact, NewFact
 from memory.scope import Scope
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 from memory.write import MemoryWriter, WriteSettings
 from tests.memory.index_damage import DAMAGE, damage, moved_aside_copies
 from tests.memory.paused_parts import PausedEmbedder
@@ -50,13 +50,20 @@ class Memory:
         ]
 
 
+def add_texts(transaction: StoreTransaction) -> None:
+    for text in TEXTS:
+        transaction.facts.add(ALICE, NewFact(text))
+
+
+def add_rex(transaction: StoreTransaction) -> Fact:
+    return transaction.facts.add(ALICE, NewFact("I have a dog called Rex"))
+
+
 @pytest.fixture
 async def memory(
     store: Store, embedder: FastEmbedEmbedder, tmp_path: Path
 ) -> AsyncIterator[Memory]:
-    async with store.transaction() as transaction:
-        for text in TEXTS:
-            await transaction.facts.add(ALICE, NewFact(text))
+    await store.write(add_texts)
     memory = Memory(store, embedder, tmp_path / "index")
     index = await memory.open_index()
     await reconcile(store, index, embedder)
@@ -95,8 +102,7 @@ async def test_a_running_index_heals_after_its_files_break(
     index = await memory.open_index()
     assert await memory.sister_hits(index) == [2]
     damage(memory.folder, how)
-    async with memory.store.transaction() as transaction:
-        added = await transaction.facts.add(ALICE, NewFact("I have a dog called Rex"))
+    added = await memory.store.write(add_rex)
 
     # Searches may still be answered from LanceDB's cache; the next write reaches the disk.
     with pytest.raises(IndexRebuildingError):
@@ -188,8 +194,7 @@ async def test_after_a_readable_error_the_files_are_read_again_only_a_minute_lat
     with pytest.raises(VectorIndexError):
         await index.upsert([wrong_dimension])  # a full read: readable
     damage(memory.folder, "zeroed")
-    async with memory.store.transaction() as transaction:
-        added = await transaction.facts.add(ALICE, NewFact("I have a dog called Rex"))
+    added = await memory.store.write(add_rex)
 
     with pytest.raises(VectorIndexError) as raised:
         await index_facts(index, memory.embedder, [added])

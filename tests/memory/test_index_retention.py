@@ -76,12 +76,12 @@ async def test_the_index_is_rebuilt_from_sqlite_after_cleanup(store: Store, tmp_
     embedder = HashingEmbedder(dimension=DIMENSION)
     folder = tmp_path / "index"
     index = await LanceFactIndex.open(folder, dimension=DIMENSION, optimize_every=4)
-    async with store.transaction() as transaction:
-        facts = [await transaction.facts.add(ALICE, NewFact(f"fact {n}")) for n in range(40)]
+    facts = await store.write(
+        lambda transaction: [transaction.facts.add(ALICE, NewFact(f"fact {n}")) for n in range(40)]
+    )
     for fact in facts:
         await index_facts(index, embedder, [fact])
-    async with store.transaction() as transaction:
-        await transaction.facts.erase(ALICE, facts[0].id)
+    await store.write(lambda transaction: transaction.facts.erase(ALICE, facts[0].id))
     await index.erase([facts[0].id])
     await index.compact()
     expected = await index.indexed_models()

@@ -14,6 +14,7 @@ import shutil
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import closing
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,9 +28,9 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
 from memory.errors import SchemaError, SchemaOutdatedError, SchemaTooNewError, StoreError
-from memory.records import FactStatus, Role
+from memory.records import ConversationTurn, Fact, FactEvent, FactStatus, PendingWrite, Role
 from memory.scope import Scope
-from memory.store import Store, database_url, sqlite_url
+from memory.store import Store, StoreTransaction, database_url, sqlite_url
 from memory.store.migrations import (
     BASELINE,
     head_revision,
@@ -243,43 +244,64 @@ async def test_database_of_3844196_keeps_every_row(old_database: Path) -> None:
     assert stored_revision(old_database) == head_revision()
 
 
+@dataclass(frozen=True, slots=True)
+class ReadBack:
+    """What the old database holds, read through today's store."""
+
+    room_facts: list[Fact]
+    dm_facts: list[Fact]
+    berlin: Fact
+    history: list[FactEvent]
+    turns: list[ConversationTurn]
+    queued: list[PendingWrite]
+    setting: str | None
+    bob: list[Fact]
+
+
+def read_back(transaction: StoreTransaction) -> ReadBack:
+    everything = tuple(FactStatus)
+    room_facts = transaction.facts.list_in_scope(ALICE_ROOM, statuses=everything)
+    berlin = next(fact for fact in room_facts if fact.text == "I live in Berlin now")
+    return ReadBack(
+        room_facts=room_facts,
+        dm_facts=transaction.facts.list_in_scope(ALICE_DM, statuses=everything),
+        berlin=berlin,
+        history=transaction.facts.events_for_fact(ALICE_ROOM, berlin.id),
+        turns=transaction.turns.recent(ALICE_ROOM.room, limit=10),
+        queued=transaction.pending.for_owner(ALICE_ROOM.owner),
+        setting=transaction.get_setting("consolidation.last_run"),
+        bob=transaction.facts.list_in_scope(BOB_ROOM),
+    )
+
+
 async def read_through_the_store(store: Store) -> None:
     """The upgraded database works with today's code: versions, events, turns, queue, settings."""
-    everything = tuple(FactStatus)
-    async with store.transaction() as transaction:
-        room_facts = await transaction.facts.list_in_scope(ALICE_ROOM, statuses=everything)
-        dm_facts = await transaction.facts.list_in_scope(ALICE_DM, statuses=everything)
-        berlin = next(fact for fact in room_facts if fact.text == "I live in Berlin now")
-        history = await transaction.facts.events_for_fact(ALICE_ROOM, berlin.id)
-        turns = await transaction.turns.recent(ALICE_ROOM.room, limit=10)
-        queued = await transaction.pending.for_owner(ALICE_ROOM.owner)
-        setting = await transaction.get_setting("consolidation.last_run")
-        bob = await transaction.facts.list_in_scope(BOB_ROOM)
-    assert [(fact.text, fact.status) for fact in room_facts] == [
+    read = await store.read(read_back)
+    assert [(fact.text, fact.status) for fact in read.room_facts] == [
         ("I live in Paris", FactStatus.SUPERSEDED),
         ("I live in Berlin now", FactStatus.ACTIVE),
         ("I play chess on Sundays", FactStatus.DELETED),
     ]
-    assert room_facts[0].superseded_by == berlin.id
-    assert room_facts[0].valid_from == datetime(2025, 3, 1, 9, 30, tzinfo=UTC)
-    assert [fact.status for fact in dm_facts] == [
+    assert read.room_facts[0].superseded_by == read.berlin.id
+    assert read.room_facts[0].valid_from == datetime(2025, 3, 1, 9, 30, tzinfo=UTC)
+    assert [fact.status for fact in read.dm_facts] == [
         FactStatus.ACTIVE,
         FactStatus.MERGED,
         FactStatus.ACTIVE,
     ]
-    assert dm_facts[2].text == "私の猫の名前はミケです 🐈"
-    assert [(event.old_text, event.new_text) for event in history] == [
+    assert read.dm_facts[2].text == "私の猫の名前はミケです 🐈"
+    assert [(event.old_text, event.new_text) for event in read.history] == [
         ("I live in Paris", "I live in Berlin now")
     ]
-    assert [(turn.role, turn.text) for turn in turns] == [
+    assert [(turn.role, turn.text) for turn in read.turns] == [
         (Role.USER, "I moved to Berlin"),
         (Role.ASSISTANT, "Congratulations on the move!"),
     ]
-    assert [(write.text, write.attempts, write.last_error) for write in queued] == [
+    assert [(write.text, write.attempts, write.last_error) for write in read.queued] == [
         ("I have two sisters", 1, "LLM unreachable: connection refused")
     ]
-    assert setting == "2025-03-01T09:30:00+00:00"
-    assert len(bob) == 2
+    assert read.setting == "2025-03-01T09:30:00+00:00"
+    assert len(read.bob) == 2
 
 
 async def test_database_before_migrations_is_recognised_not_recreated(

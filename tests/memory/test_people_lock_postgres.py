@@ -5,16 +5,18 @@ processes."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
+from functools import partial
 
 import pytest
 
 from memory.records import PendingWrite
 from memory.scope import Scope
-from memory.store import Store
-from memory.store.people_lock import lock_people
+from memory.store import Store, StoreTransaction
 from memory.write.worker import QueueWorker
+from tests.memory.lock_waits import hold_until
 from tests.servers.postgres import PostgresServer
 
 ALICE = Scope("console:alice", "console:room")
@@ -31,34 +33,42 @@ async def two_processes(postgres: PostgresServer) -> AsyncIterator[tuple[Store, 
     await second.aclose()
 
 
+def hold_alice(
+    held: threading.Event, release: threading.Event, transaction: StoreTransaction
+) -> None:
+    """Alice's memory held by this transaction until ``release``: a job cannot await, so it
+    waits on the server, and the events are threads' (the job may run in a thread of its
+    own)."""
+    transaction.lock_people([ALICE.owner])
+    held.set()
+    hold_until(transaction.session, release.is_set)
+
+
 async def test_a_person_held_by_one_process_waits_in_the_other(
     two_processes: tuple[Store, Store],
 ) -> None:
     first, second = two_processes
-    held, release = asyncio.Event(), asyncio.Event()
+    held, release = threading.Event(), threading.Event()
     order: list[str] = []
 
-    async def hold_alice() -> None:
-        async with first.transaction() as transaction:
-            await transaction.lock_people([ALICE.owner])
-            held.set()
-            await release.wait()
-            order.append("first done")
+    def hold_alice_until_done(transaction: StoreTransaction) -> None:
+        hold_alice(held, release, transaction)
+        order.append("first done")
 
-    async def alice_elsewhere() -> None:
-        async with second.transaction() as transaction:
-            await transaction.lock_people([ALICE.owner])
-            order.append("second has alice")
+    def alice_elsewhere(transaction: StoreTransaction) -> None:
+        transaction.lock_people([ALICE.owner])
+        order.append("second has alice")
 
-    holding = asyncio.create_task(hold_alice())
-    await held.wait()
-    waiting = asyncio.create_task(alice_elsewhere())
-    async with second.database.session() as session:  # another person is not held up
-        async with asyncio.timeout(5):
-            await lock_people(session, [BOB.owner])
-    await asyncio.sleep(0.3)
-    assert order == []
-    release.set()
+    holding = asyncio.create_task(first.write(hold_alice_until_done))
+    try:
+        assert await asyncio.to_thread(held.wait, 10)
+        waiting = asyncio.create_task(second.write(alice_elsewhere))
+        async with asyncio.timeout(5):  # another person is not held up
+            await second.write(lambda transaction: transaction.lock_people([BOB.owner]))
+        await asyncio.sleep(0.3)
+        assert order == []
+    finally:
+        release.set()
     await asyncio.gather(holding, waiting)
     assert order == ["first done", "second has alice"]
 
@@ -67,13 +77,16 @@ async def not_called(pending: PendingWrite, worker: str) -> bool:
     raise AssertionError("the test claims rows; it processes none")
 
 
+def enqueue_hello(transaction: StoreTransaction) -> None:
+    for scope in (ALICE, BOB):
+        transaction.pending.enqueue(scope, "hello", message_time=NOW, now=NOW)
+
+
 async def test_a_claim_skips_a_person_another_process_is_changing(
     two_processes: tuple[Store, Store],
 ) -> None:
     first, second = two_processes
-    async with first.transaction() as transaction:
-        for scope in (ALICE, BOB):
-            await transaction.pending.enqueue(scope, "hello", message_time=NOW, now=NOW)
+    await first.write(enqueue_hello)
     queue = QueueWorker(
         second,
         not_called,
@@ -82,10 +95,16 @@ async def test_a_claim_skips_a_person_another_process_is_changing(
         concurrency=1,
         worker_id="worker-b",
     )
-    async with first.transaction() as transaction:
-        await transaction.lock_people([ALICE.owner])  # e.g. a forget in progress
+    held, release = threading.Event(), threading.Event()
+    # Alice held by the first process, e.g. a forget in progress.
+    holding = asyncio.create_task(first.write(partial(hold_alice, held, release)))
+    try:
+        assert await asyncio.to_thread(held.wait, 10)
         claimed = await queue.claim()
         assert claimed is not None and claimed.owner == BOB.owner
         assert await queue.claim() is None  # Alice held, Bob busy
+    finally:
+        release.set()
+    await holding
     claimed = await queue.claim()
     assert claimed is not None and claimed.owner == ALICE.owner

@@ -19,16 +19,15 @@ SCOPE = Scope("console:alice", "console:room1")
 
 
 async def _add(store: Store, *texts: str) -> list[int]:
-    async with store.transaction() as transaction:
-        facts = [await transaction.facts.add(SCOPE, NewFact(text)) for text in texts]
-    return [fact.id for fact in facts]
+    return await store.write(
+        lambda transaction: [transaction.facts.add(SCOPE, NewFact(text)).id for text in texts]
+    )
 
 
 async def _index(
     store: Store, index: Reconcilable, embedder: FastEmbedEmbedder, *fact_ids: int
 ) -> None:
-    async with store.transaction() as transaction:
-        facts = await transaction.facts.get_many(SCOPE, list(fact_ids))
+    facts = await store.read(lambda transaction: transaction.facts.get_many(SCOPE, list(fact_ids)))
     await index_facts(index, embedder, facts)
 
 
@@ -57,8 +56,9 @@ async def test_fact_deleted_in_sqlite_but_still_indexed_is_removed(
     # Indexed, then changed in the database: PostgreSQL's vector writes take their own
     # transaction, so the index is not written inside the one that changes the fact.
     await _index(store, index, embedder, kept_id, gone_id)
-    async with store.transaction() as transaction:
-        await transaction.facts.set_status(SCOPE, gone_id, FactStatus.DELETED)
+    await store.write(
+        lambda transaction: transaction.facts.set_status(SCOPE, gone_id, FactStatus.DELETED)
+    )
     # crash here: the index was never told
     (query,) = await embedder.embed(["I like chess"])
     found = [
@@ -78,8 +78,7 @@ async def test_erased_fact_still_indexed_is_removed(
 ) -> None:
     (fact_id,) = await _add(store, "I like chess")
     await _index(store, index, embedder, fact_id)
-    async with store.transaction() as transaction:
-        await transaction.facts.erase(SCOPE, fact_id)
+    await store.write(lambda transaction: transaction.facts.erase(SCOPE, fact_id))
     # PostgreSQL: the vector went with its fact (ON DELETE CASCADE).
     assert (await reconcile(store, index, embedder)).stale == (1 if backend == "sqlite" else 0)
     assert await index.indexed_models() == {}
@@ -114,6 +113,5 @@ async def test_a_change_of_model_searches_only_the_new_models_vectors(
     assert await index.indexed_models() == dict.fromkeys(ids, other_model.model_name)
     assert await recalled(after) == set(ids) and await candidates() == set(ids)
     assert await recalled(before) == set()
-    async with store.transaction() as transaction:
-        facts = await transaction.facts.get_many(SCOPE, ids)
+    facts = await store.read(lambda transaction: transaction.facts.get_many(SCOPE, ids))
     assert {fact.embedding_model for fact in facts} == {other_model.model_name}

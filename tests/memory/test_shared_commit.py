@@ -5,6 +5,7 @@ whole transaction (a full disk), every member fails and nothing of any of them i
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from typing import Any
 
 import pytest
@@ -12,22 +13,25 @@ from sqlalchemy import event, text
 
 from memory.errors import StorageFullError
 from memory.records import FactStatus, NewFact
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 from tests.memory.full_disk import fill_the_disk
 from tests.memory.test_index_batch import ALICE, turn_held
 
 
-async def add(store: Store, text: str, *, then_raise: bool = False) -> int:
-    async with store.transaction() as transaction:
-        fact = await transaction.facts.add(ALICE, NewFact(text))
-        if then_raise:
-            raise ValueError(f"the caller of {text!r} changed its mind")
+def add_fact(text: str, then_raise: bool, transaction: StoreTransaction) -> int:
+    fact = transaction.facts.add(ALICE, NewFact(text))
+    if then_raise:
+        raise ValueError(f"the caller of {text!r} changed its mind")
     return fact.id
 
 
+async def add(store: Store, text: str, *, then_raise: bool = False) -> int:
+    return await store.write(partial(add_fact, text, then_raise))
+
+
 async def stored(store: Store) -> list[str]:
-    async with store.read() as reading:
-        return [fact.text for fact in await reading.facts.list_in_scope(ALICE)]
+    facts = await store.read(lambda reading: reading.facts.list_in_scope(ALICE))
+    return [fact.text for fact in facts]
 
 
 async def test_transactions_waiting_at_once_share_one_commit(sqlite_store: Store) -> None:
@@ -64,21 +68,19 @@ async def test_what_a_failed_transaction_changed_is_not_committed_by_the_others(
     flushed), then fails: the commit made for the member before it keeps neither."""
     kept = await add(sqlite_store, "I have a cat")
 
-    async def change_then_fail() -> None:
-        async with sqlite_store.transaction() as transaction:
-            await transaction.facts.set_status(ALICE, kept, FactStatus.DELETED)
-            await transaction.set_setting("greeting", "hello")
-            raise ValueError("the caller changed its mind")
+    def change_then_fail(transaction: StoreTransaction) -> None:
+        transaction.facts.set_status(ALICE, kept, FactStatus.DELETED)
+        transaction.set_setting("greeting", "hello")
+        raise ValueError("the caller changed its mind")
 
     async with turn_held(sqlite_store):
         before = asyncio.create_task(add(sqlite_store, "I play chess"))
-        failing = asyncio.create_task(change_then_fail())
+        failing = asyncio.create_task(sqlite_store.write(change_then_fail))
     await before
     with pytest.raises(ValueError, match="changed its mind"):
         await failing
     assert sorted(await stored(sqlite_store)) == ["I have a cat", "I play chess"]
-    async with sqlite_store.read() as reading:
-        assert await reading.get_setting("greeting") is None
+    assert await sqlite_store.read(lambda reading: reading.get_setting("greeting")) is None
 
 
 async def test_a_full_disk_fails_every_transaction_of_the_commit(sqlite_store: Store) -> None:
@@ -86,16 +88,18 @@ async def test_a_full_disk_fails_every_transaction_of_the_commit(sqlite_store: S
     the fact written before it in the same commit too: both callers are told, neither is
     told "stored" for what is gone."""
     await fill_the_disk(sqlite_store)
-    async with sqlite_store.transaction() as transaction:  # room for a fact, not for a blob
-        await transaction.session.execute(text("DELETE FROM filler WHERE b = zeroblob(65536)"))
+    await sqlite_store.write(  # room for a fact, not for a blob
+        lambda transaction: transaction.session.execute(
+            text("DELETE FROM filler WHERE b = zeroblob(65536)")
+        )
+    )
 
-    async def too_large() -> None:
-        async with sqlite_store.transaction() as transaction:
-            await transaction.session.execute(text("INSERT INTO filler VALUES (zeroblob(4e6))"))
+    def too_large(transaction: StoreTransaction) -> None:
+        transaction.session.execute(text("INSERT INTO filler VALUES (zeroblob(4e6))"))
 
     async with turn_held(sqlite_store):
         small = asyncio.create_task(add(sqlite_store, "I have a cat"))
-        large = asyncio.create_task(too_large())
+        large = asyncio.create_task(sqlite_store.write(too_large))
     for task in (small, large):
         with pytest.raises(StorageFullError, match="disk holding the database is full"):
             await task

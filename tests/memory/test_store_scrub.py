@@ -13,21 +13,24 @@ from sqlalchemy import text
 from memory.errors import StoreError
 from memory.records import NewFact
 from memory.scope import Scope
-from memory.store import Store, database
+from memory.store import Store, StoreTransaction, database
 from tests.memory.raw_bytes import files_containing
 
 ALICE = Scope("console:alice", "console:room1")
 SECRET = "zqxjpassvv"
 
 
-async def _remember_among_others(store: Store) -> int:
-    async with store.transaction() as transaction:
-        for n in range(200):
-            await transaction.facts.add(ALICE, NewFact(f"I own {n} plain stones"))
-        secret = await transaction.facts.add(ALICE, NewFact(f"My passphrase is {SECRET}"))
-        for n in range(200):
-            await transaction.facts.add(ALICE, NewFact(f"I saw {n} plain birds"))
+def _secret_among_others(transaction: StoreTransaction) -> int:
+    for n in range(200):
+        transaction.facts.add(ALICE, NewFact(f"I own {n} plain stones"))
+    secret = transaction.facts.add(ALICE, NewFact(f"My passphrase is {SECRET}"))
+    for n in range(200):
+        transaction.facts.add(ALICE, NewFact(f"I saw {n} plain birds"))
     return secret.id
+
+
+async def _remember_among_others(store: Store) -> int:
+    return await store.write(_secret_among_others)
 
 
 @pytest.fixture
@@ -37,13 +40,14 @@ def store(sqlite_store: Store) -> Store:
 
 
 async def _forget(store: Store, fact_id: int) -> None:
-    async with store.transaction() as transaction:
-        assert await transaction.facts.erase(ALICE, fact_id) == [fact_id]
+    erased = await store.write(lambda transaction: transaction.facts.erase(ALICE, fact_id))
+    assert erased == [fact_id]
 
 
 async def test_secure_delete_is_on(store: Store) -> None:
-    async with store.transaction() as transaction:
-        value = (await transaction.session.execute(text("PRAGMA secure_delete"))).scalar_one()
+    value = await store.read(
+        lambda transaction: transaction.session.execute(text("PRAGMA secure_delete")).scalar_one()
+    )
     assert value == 1
 
 
@@ -61,8 +65,10 @@ async def test_forgotten_words_are_in_no_byte_of_the_database_files(
 
     assert files_containing(tmp_path, SECRET) == []
     assert (tmp_path / "mnemo.sqlite3-wal").stat().st_size == 0
-    async with store.transaction() as transaction:
-        assert len(await transaction.facts.matching(ALICE, "plain", limit=1000)) == 400
+    plain = await store.read(
+        lambda transaction: transaction.facts.matching(ALICE, "plain", limit=1000)
+    )
+    assert len(plain) == 400
 
 
 def _hold_a_read_snapshot(path: Path, opened: threading.Event, release: threading.Event) -> None:
@@ -118,8 +124,11 @@ async def test_twenty_forgets_at_once_leave_none_of_their_words_in_the_files(
     store: Store, tmp_path: Path
 ) -> None:
     secrets = [f"zqxjpass{number:02d}vv" for number in range(20)]
-    async with store.transaction() as transaction:
-        ids = [(await transaction.facts.add(ALICE, NewFact(f"My code is {s}"))).id for s in secrets]
+    ids = await store.write(
+        lambda transaction: [
+            transaction.facts.add(ALICE, NewFact(f"My code is {s}")).id for s in secrets
+        ]
+    )
     await store.scrub()
 
     await asyncio.gather(*(_forget_and_scrub(store, fact_id) for fact_id in ids))
@@ -154,8 +163,9 @@ async def test_a_writer_waits_for_one_truncation_at_most(
         await asyncio.sleep(0.2)
         second = asyncio.create_task(store.scrub())  # the truncation after the first
         await asyncio.sleep(0.2)
-        async with store.transaction() as transaction:
-            await transaction.facts.add(ALICE, NewFact("I saw a heron"))
+        await store.write(
+            lambda transaction: transaction.facts.add(ALICE, NewFact("I saw a heron"))
+        )
         for truncation in (first, second):
             with pytest.raises(StoreError, match="could not be emptied"):
                 await truncation

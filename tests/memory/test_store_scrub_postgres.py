@@ -11,7 +11,7 @@ from pathlib import Path
 
 from memory.records import NewFact
 from memory.scope import Scope
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 from tests.servers.postgres import PostgresServer
 
 ALICE = Scope("console:alice", "console:room1")
@@ -31,26 +31,29 @@ def holds_secret(path: Path) -> bool:
     return SECRET in path.read_bytes()
 
 
+def secret_among_others(transaction: StoreTransaction) -> int:
+    for number in range(40):
+        transaction.facts.add(ALICE, NewFact(f"plain fact {number} " * 4))
+    secret = transaction.facts.add(ALICE, NewFact(f"my code is {SECRET.decode()}"))
+    for number in range(40):
+        transaction.facts.add(ALICE, NewFact(f"other fact {number} " * 4))
+    return secret.id
+
+
 async def test_forgotten_words_are_vacuumed_out_of_the_table_file(
     postgres: PostgresServer,
 ) -> None:
     store = await Store.open(await postgres.fresh_database())
     try:
-        async with store.transaction() as transaction:
-            for number in range(40):
-                await transaction.facts.add(ALICE, NewFact(f"plain fact {number} " * 4))
-            secret = await transaction.facts.add(ALICE, NewFact(f"my code is {SECRET.decode()}"))
-            for number in range(40):
-                await transaction.facts.add(ALICE, NewFact(f"other fact {number} " * 4))
+        secret_id = await store.write(secret_among_others)
         assert holds_secret(await table_file(store, postgres, "facts"))
 
-        async with store.transaction() as transaction:
-            assert await transaction.facts.erase(ALICE, secret.id) == [secret.id]
+        erased = await store.write(lambda transaction: transaction.facts.erase(ALICE, secret_id))
+        assert erased == [secret_id]
         assert holds_secret(await table_file(store, postgres, "facts")), "a dead row stays"
         await store.scrub()
 
         assert not holds_secret(await table_file(store, postgres, "facts"))
-        async with store.transaction() as transaction:
-            assert await transaction.facts.count(ALICE) == 80
+        assert await store.read(lambda transaction: transaction.facts.count(ALICE)) == 80
     finally:
         await store.aclose()

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from memory.records import NewFact
 from memory.scope import Scope
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 from memory.store.space import (
     database_space,
     give_back_free_pages,
@@ -30,21 +31,22 @@ BOB = Scope("console:bob", "console:room1")
 LONG = " and also a rather long sentence to fill the pages" * 4
 
 
+def _add_facts(scope: Scope, count: int, transaction: StoreTransaction) -> None:
+    for n in range(count):
+        transaction.facts.add(scope, NewFact(f"fact {n}{LONG}"))
+
+
 async def _fill(store: Store, scope: Scope, count: int) -> None:
-    async with store.transaction() as transaction:
-        for n in range(count):
-            await transaction.facts.add(scope, NewFact(f"fact {n}{LONG}"))
+    await store.write(partial(_add_facts, scope, count))
 
 
 async def _forget_everything_of(store: Store, scope: Scope) -> None:
-    async with store.transaction() as transaction:
-        await transaction.facts.erase_all(scope)
+    await store.write(lambda transaction: transaction.facts.erase_all(scope))
     await store.scrub()
 
 
 async def _count(store: Store, scope: Scope) -> int:
-    async with store.transaction() as transaction:
-        return await transaction.facts.count(scope)
+    return await store.read(lambda transaction: transaction.facts.count(scope))
 
 
 async def test_a_database_made_before_switches_to_incremental_vacuum_keeping_its_rows(

@@ -5,37 +5,55 @@ locked" under load), a reply's before waiting background ones, and reads wait fo
 from __future__ import annotations
 
 import asyncio
+import time
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import event, text
 
 from memory.priority import Priority
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 from memory.store import database as database_module
+from memory.store.schema import SettingRow
 
 WRITERS = 24
+SLEEP = text("SELECT test_sleep(:seconds)")
 
 
-async def busy_writer(store: Store, number: int, hold_seconds: float) -> None:
-    """A write transaction that reads, writes, then stays open a while holding SQLite's
-    write lock (the event loop is busy elsewhere, as under load), then writes again.
+def slow_job(number: int, hold_seconds: float, tx: StoreTransaction) -> None:
+    """Reads, writes, then stays open a while holding SQLite's write lock, then writes again.
 
     The hold comes after the first write is sent (SQLite begins the transaction there), so
     each writer keeps the others out for at least ``hold_seconds``: without the process's
-    lock the sixth one waits longer than the busy timeout however fast the machine is."""
-    async with store.transaction() as tx:
-        await tx.get_setting("load.counter")
-        await tx.set_setting(f"load.writer.{number}", "done")
-        await tx.session.flush()
-        await asyncio.sleep(hold_seconds)
-        await tx.set_setting("load.counter", str(number))
+    lock the sixth one waits longer than the busy timeout however fast the machine is. A
+    job makes no await: the hold is a query that takes that long, on the connection's own
+    thread, while the event loop goes on with the other writers."""
+    tx.get_setting("load.counter")
+    tx.set_setting(f"load.writer.{number}", "done")
+    tx.session.flush()
+    tx.session.execute(SLEEP, {"seconds": hold_seconds})
+    tx.set_setting("load.counter", str(number))
+
+
+async def busy_writer(store: Store, number: int, hold_seconds: float) -> None:
+    await store.write(partial(slow_job, number, hold_seconds))
+
+
+def add_sleep(dbapi_connection: Any, connection_record: Any) -> None:
+    """``test_sleep(seconds)`` on every connection (test double for a slow statement)."""
+    dbapi_connection.create_function("test_sleep", 1, time.sleep)
 
 
 @pytest.fixture
 async def impatient_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
     # SQLite gives up after 50 ms instead of 5 s: the same contention, smaller.
     monkeypatch.setattr(database_module, "BUSY_TIMEOUT_MILLISECONDS", 50)
-    return await Store.open(tmp_path / "mnemo.sqlite3")
+    store = await Store.open(tmp_path / "mnemo.sqlite3")
+    event.listen(store.database.engine.sync_engine, "connect", add_sleep)
+    await store.database.engine.dispose()  # the connections open anew, with the function
+    return store
 
 
 async def test_many_concurrent_writers_all_commit(impatient_store: Store) -> None:
@@ -45,8 +63,7 @@ async def test_many_concurrent_writers_all_commit(impatient_store: Store) -> Non
             return_exceptions=True,
         )
         assert [r for r in results if r is not None] == []
-        async with impatient_store.read() as tx:
-            written = await tx.setting_keys("load.writer.")
+        written = await impatient_store.read(lambda tx: tx.setting_keys("load.writer."))
         assert len(written) == WRITERS
     finally:
         await impatient_store.aclose()
@@ -71,45 +88,45 @@ async def test_the_same_writers_fail_without_the_lock(
 
 
 async def test_reads_wait_for_no_writer(store: Store) -> None:
-    holding = asyncio.Event()
-    release = asyncio.Event()
+    """The writer's turn held, and in it a write not yet committed (on SQLite its write
+    lock): a job cannot stay open across an await, so the test writes as the writer would,
+    on a session of its own inside the turn."""
 
-    async def long_writer() -> None:
-        async with store.transaction() as tx:
-            await tx.set_setting("slow", "1")
-            holding.set()
-            await release.wait()
+    def slow_setting(tx: StoreTransaction) -> str | None:
+        return tx.get_setting("slow")
 
-    writer = asyncio.create_task(long_writer())
-    await holding.wait()
-    async with asyncio.timeout(2), store.read() as tx:
-        assert await tx.get_setting("slow") is None  # not committed yet
-    release.set()
-    await writer
+    async with store.database.writing(Priority.REPLY), store.database.session() as writer:
+        writer.add(SettingRow(key="slow", value="1"))
+        await writer.flush()
+        async with asyncio.timeout(2):
+            assert await store.read(slow_setting) is None  # not committed yet
+    assert await store.read(slow_setting) == "1"
 
 
 async def test_a_reply_transaction_goes_before_waiting_background_transactions(
     store: Store,
 ) -> None:
     order: list[str] = []
-    release = asyncio.Event()
 
-    async def write(name: str, priority: Priority) -> None:
-        async with store.transaction(priority=priority) as tx:
-            await tx.set_setting(f"order.{name}", "1")
-            order.append(name)
-            if name == "first":
-                await release.wait()
+    def write(name: str, tx: StoreTransaction) -> None:
+        tx.set_setting(f"order.{name}", "1")
+        order.append(name)
 
-    first = asyncio.create_task(write("first", Priority.BACKGROUND))
-    await asyncio.sleep(0.05)
-    tasks = [asyncio.create_task(write("background", Priority.BACKGROUND))]
-    await asyncio.sleep(0.01)
-    tasks.append(asyncio.create_task(write("reply", Priority.REPLY)))
-    await asyncio.sleep(0.01)
-    release.set()
-    await asyncio.gather(first, *tasks)
+    await store.write(partial(write, "first"), priority=Priority.BACKGROUND)
+    # The turn held while the others come, as a long first job held it (a job cannot wait
+    # inside for them).
+    async with store.database.writing(Priority.BACKGROUND):
+        tasks = [
+            asyncio.create_task(
+                store.write(partial(write, "background"), priority=Priority.BACKGROUND)
+            )
+        ]
+        await asyncio.sleep(0.01)
+        tasks.append(
+            asyncio.create_task(store.write(partial(write, "reply"), priority=Priority.REPLY))
+        )
+        await asyncio.sleep(0.01)
+    await asyncio.gather(*tasks)
     if store.database.dialect == "sqlite":
         assert order == ["first", "reply", "background"]
-    async with store.read() as tx:
-        assert len(await tx.setting_keys("order.")) == 3
+    assert len(await store.read(lambda tx: tx.setting_keys("order."))) == 3

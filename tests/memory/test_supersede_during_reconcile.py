@@ -15,11 +15,11 @@ against deletion only, Paris got its row back).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 
 import pytest
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from memory.embedding import FastEmbedEmbedder, HashingEmbedder
 from memory.index import IndexedFact
@@ -31,7 +31,7 @@ from memory.store import Database, Store
 from memory.store.schema import FactVectorRow
 from memory.store.vectors import PgVectorIndex, PgVectorWrites
 from memory.write import MemoryWriter, WriteSettings
-from tests.memory.lock_waits import lock_waited_for
+from tests.memory.lock_waits import hold_until, lock_waited_for_in
 from tests.memory.paused_parts import PausedIndex
 from tests.memory.write.gated import GatedLanguageModel, is_extraction, until
 from tests.memory.write.helpers import ALICE, all_facts, decided, extracted, say, seed
@@ -59,8 +59,8 @@ async def paris_of_an_earlier_model(store: Store) -> Fact:
 
 async def facts_with_vectors(store: Store) -> set[int]:
     """Every row in the vectors' table, whatever its fact's status."""
-    async with store.read() as transaction:
-        return set((await transaction.session.scalars(select(FactVectorRow.fact_id))).all())
+    query = select(FactVectorRow.fact_id)
+    return await store.read(lambda transaction: set(transaction.session.scalars(query).all()))
 
 
 async def check_only_berlin_has_a_vector(store: Store, embedder: FastEmbedEmbedder) -> None:
@@ -112,28 +112,29 @@ async def test_a_fact_superseded_before_reconciles_write_gets_no_row(
 
 
 class WritesAfter(PgVectorWrites):
-    """pgvector's writes in a transaction, whose first upsert first awaits ``before``."""
+    """pgvector's writes in a transaction (a job: no await), whose first upsert first calls
+    ``before`` with the transaction's session."""
 
-    def __init__(self, session: AsyncSession, before: Callable[[], Awaitable[None]]) -> None:
+    def __init__(self, session: Session, before: Callable[[Session], None]) -> None:
         super().__init__(session)
-        self._before: Callable[[], Awaitable[None]] | None = before
+        self._before: Callable[[Session], None] | None = before
 
-    async def upsert(self, facts: Sequence[IndexedFact]) -> None:
+    def upsert(self, facts: Sequence[IndexedFact]) -> None:
         if self._before is not None:
             before, self._before = self._before, None
-            await before()
-        await super().upsert(facts)
+            before(self.session)
+        super().upsert(facts)
 
 
 class WriteLettingOthersIn(PgVectorIndex):
     """The real index, whose own write first lets ``before`` run (test double for another
     process's commit arriving just then)."""
 
-    def __init__(self, database: Database, before: Callable[[], Awaitable[None]]) -> None:
+    def __init__(self, database: Database, before: Callable[[Session], None]) -> None:
         super().__init__(database)
         self._before = before
 
-    def writes_in(self, session: AsyncSession) -> PgVectorWrites:
+    def writes_in(self, session: Session) -> PgVectorWrites:
         return WritesAfter(super().writes_in(session).session, self._before)
 
 
@@ -150,9 +151,14 @@ async def test_a_fact_superseded_during_reconciles_write_loses_its_row_after_it(
     moving = asyncio.create_task(say(writer, ALICE, MOVE))
     await until(lambda: bool(model.waiting))
 
-    async def commit_until_done_or_waiting() -> None:
-        model.open()
-        await until(lambda: moving.done() or lock_waited_for(reconciling_store))
+    loop = asyncio.get_running_loop()
+
+    def commit_until_done_or_waiting(session: Session) -> None:
+        """Inside reconcile's write, which holds Alice's lock: the job asks the loop to let
+        the decision go (it touches no loop itself) and stays open until the move is done or
+        waits for the lock."""
+        loop.call_soon_threadsafe(model.open)
+        hold_until(session, lambda: moving.done() or lock_waited_for_in(session))
 
     index = WriteLettingOthersIn(reconciling_store.database, commit_until_done_or_waiting)
     report = await reconcile(reconciling_store, index, embedder)

@@ -14,22 +14,23 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
-from memory.embedding import FastEmbedEmbedder
+from memory.embedding import FastEmbedEmbedder, Vectors
 from memory.index import LanceFactIndex, VectorIndex
-from memory.indexing import Reconcilable, index_facts, reconcile
+from memory.indexing import Reconcilable, reconcile, to_indexed
 from memory.llm import ScriptedLanguageModel
 from memory.priority import Priority
 from memory.records import Action, Actor, FactStatus, NewFact
 from memory.scope import Scope
-from memory.store import EventDraft, Store, utc_now
+from memory.store import EventDraft, Store, StoreTransaction, utc_now
 from memory.store.database import Commit
 from memory.store.vectors import PgVectorIndex, PgVectorWrites
 from memory.write import MemoryWriter, WriteSettings
-from tests.memory.lock_waits import lock_waited_for
+from tests.memory.lock_waits import hold_until, lock_waited_for_in
 from tests.memory.paused_parts import PausedIndex
 from tests.servers.postgres import PostgresServer
 
@@ -79,25 +80,32 @@ class UndoAtDelete(PausedIndex):
         await self.inner.delete(fact_ids)
 
 
-async def add_indexed(store: Store, index: VectorIndex, embedder: FastEmbedEmbedder) -> int:
-    async with store.transaction(index=index) as transaction:
-        fact = await transaction.facts.add(ALICE, NewFact(PARIS))
-        await index_facts(transaction.index, embedder, [fact])
+def add_paris(vectors: Vectors, model: str, transaction: StoreTransaction) -> int:
+    fact = transaction.facts.add(ALICE, NewFact(PARIS))
+    transaction.index.upsert(to_indexed([fact], vectors, model))
     return fact.id
+
+
+async def add_indexed(store: Store, index: VectorIndex, embedder: FastEmbedEmbedder) -> int:
+    vectors = await embedder.embed([PARIS], "document")  # before: a job makes no model call
+    return await store.write(partial(add_paris, vectors, embedder.model_name), index=index)
+
+
+def delete_paris(fact_id: int, unindex: bool, transaction: StoreTransaction) -> None:
+    transaction.lock_people([ALICE.owner])
+    transaction.facts.set_status(ALICE, fact_id, FactStatus.DELETED, valid_to=utc_now())
+    transaction.facts.record_event(
+        ALICE,
+        EventDraft(final_action=Action.DELETE, actor=Actor.PIPELINE, fact_id=fact_id),
+    )
+    if unindex:
+        transaction.index.delete([fact_id])
 
 
 async def delete_by_pipeline(store: Store, fact_id: int, *, index: VectorIndex | None) -> None:
     """The pipeline deletes the fact (an undoable event); without ``index`` its row stays,
     as after a crash between the commit and LanceDB's write."""
-    async with store.transaction(index=index) as transaction:
-        await transaction.lock_people([ALICE.owner])
-        await transaction.facts.set_status(ALICE, fact_id, FactStatus.DELETED, valid_to=utc_now())
-        await transaction.facts.record_event(
-            ALICE,
-            EventDraft(final_action=Action.DELETE, actor=Actor.PIPELINE, fact_id=fact_id),
-        )
-        if index is not None:
-            await transaction.index.delete([fact_id])
+    await store.write(partial(delete_paris, fact_id, index is not None), index=index)
 
 
 async def test_an_undo_between_reconciles_reread_and_delete_keeps_its_row(
@@ -120,15 +128,16 @@ async def test_an_undo_between_reconciles_reread_and_delete_keeps_its_row(
 
 
 class DeleteAfter(PgVectorWrites):
-    """pgvector's writes in the store's transaction, whose delete first awaits ``before``."""
+    """pgvector's writes in the store's transaction (a job: no await), whose delete first
+    calls ``before`` with the transaction's session."""
 
-    def __init__(self, session: AsyncSession, before: Callable[[], Awaitable[None]]) -> None:
+    def __init__(self, session: Session, before: Callable[[Session], None]) -> None:
         super().__init__(session)
         self._before = before
 
-    async def delete(self, fact_ids: Sequence[int]) -> None:
-        await self._before()
-        await super().delete(fact_ids)
+    def delete(self, fact_ids: Sequence[int]) -> None:
+        self._before(self.session)
+        super().delete(fact_ids)
 
 
 async def test_on_postgresql_an_undo_in_another_process_between_reread_and_delete(
@@ -148,13 +157,19 @@ async def test_on_postgresql_an_undo_in_another_process_between_reread_and_delet
         paris = await add_indexed(other_store, other_index, embedder)
         await delete_by_pipeline(other_store, paris, index=other_index)
         undo: list[asyncio.Task[object]] = []
+        loop = asyncio.get_running_loop()
 
-        async def undo_until_done_or_waiting() -> None:
+        def start_undo() -> None:
             undo.append(asyncio.ensure_future(writer.undo(ALICE)))
-            while True:
-                if undo[0].done() or await lock_waited_for(reconciling_store):
-                    return
-                await asyncio.sleep(0.02)
+
+        def undo_until_done_or_waiting(session: Session) -> None:
+            """Inside reconcile's job, which holds Alice's lock: the job asks the loop to
+            start the undo (it touches no loop itself) and stays open until it is done or
+            waits for the lock."""
+            loop.call_soon_threadsafe(start_undo)
+            hold_until(
+                session, lambda: bool(undo) and (undo[0].done() or lock_waited_for_in(session))
+            )
 
         class RestoredBetweenReads(PgVectorIndex):
             async def indexed_models(self) -> dict[int, str]:
@@ -163,7 +178,7 @@ async def test_on_postgresql_an_undo_in_another_process_between_reread_and_delet
                 await delete_by_pipeline(other_store, paris, index=other_index)
                 return indexed
 
-            def writes_in(self, session: AsyncSession) -> PgVectorWrites:
+            def writes_in(self, session: Session) -> PgVectorWrites:
                 super().writes_in(session)
                 return DeleteAfter(session, undo_until_done_or_waiting)
 

@@ -217,10 +217,10 @@ async def test_message_ids_are_unique_across_sessions(tmp_path: Path, embedder: 
             )
             await session.run()
             await bot.app.writer.drain()
-        async with bot.app.store.transaction() as transaction:
-            facts = await transaction.facts.list_in_scope(
-                Scope("console:alice", "console:dm"), limit=10
-            )
+        scope = Scope("console:alice", "console:dm")
+        facts = await bot.app.store.read(
+            lambda transaction: transaction.facts.list_in_scope(scope, limit=10)
+        )
     finally:
         await bot.app.aclose()
     assert sorted(f.text for f in facts) == ["I bake bread", "I keep bees"]

@@ -69,8 +69,8 @@ async def say(fake: FakeDiscord, mnemo: Harness, payload: dict[str, Any]) -> Non
 
 
 async def active(mnemo: Harness, scope: Scope = ALICE_HERE) -> list[str]:
-    async with mnemo.app.store.transaction() as tx:
-        return [f.text for f in await tx.facts.list_in_scope(scope)]
+    facts = await mnemo.app.store.read(lambda tx: tx.facts.list_in_scope(scope))
+    return [f.text for f in facts]
 
 
 async def settled(mnemo: Harness, check: Callable[[], Awaitable[bool]]) -> None:

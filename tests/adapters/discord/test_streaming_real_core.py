@@ -35,8 +35,7 @@ async def test_the_real_core_streams_into_one_discord_message(
             await fake_discord.dispatch("MESSAGE_CREATE", payload)
             await fake_discord.wait_for(lambda _: fake_discord.final_texts() == [ANSWER])
         await harness.app.writer.drain()
-        async with harness.app.store.transaction() as tx:
-            turns = await tx.turns.recent("discord:dm", limit=10)
+        turns = await harness.app.store.read(lambda tx: tx.turns.recent("discord:dm", limit=10))
     finally:
         await harness.app.aclose()
     posts = fake_discord.matching("POST", f"/channels/{DM_CHANNEL_ID}/messages")

@@ -30,8 +30,9 @@ UPDATE_FIRST = '{"decisions": [{"fact": 1, "action": "UPDATE", "target": 1}]}'
 
 async def facts_of(mnemo: Harness, person: Person) -> list[tuple[str, FactStatus]]:
     scope = Scope(f"matrix:{person.user_id}", "matrix:dm")
-    async with mnemo.app.store.transaction() as tx:
-        found = await tx.facts.list_in_scope(scope, statuses=tuple(FactStatus))
+    found = await mnemo.app.store.read(
+        lambda tx: tx.facts.list_in_scope(scope, statuses=tuple(FactStatus))
+    )
     return [(f.text, f.status) for f in found]
 
 
@@ -175,13 +176,13 @@ async def test_an_edit_or_redaction_by_someone_else_changes_nothing(
 
     async def active_in_room(person: Person) -> list[str]:
         scope = Scope(f"matrix:{person.user_id}", f"matrix:{room_id}")
-        async with mnemo.app.store.transaction() as tx:
-            return [fact.text for fact in await tx.facts.list_in_scope(scope)]
+        facts = await mnemo.app.store.read(lambda tx: tx.facts.list_in_scope(scope))
+        return [fact.text for fact in facts]
 
     assert await active_in_room(alice) == ["I live in Paris"]
     assert await active_in_room(bob) == ["I play the cello"]
-    async with mnemo.app.store.transaction() as tx:
-        turns = [turn.text for turn in await tx.turns.recent(f"matrix:{room_id}", limit=20)]
+    recent = await mnemo.app.store.read(lambda tx: tx.turns.recent(f"matrix:{room_id}", limit=20))
+    turns = [turn.text for turn in recent]
     assert "Mnemo, I live in Paris" in turns and "Mnemo, I play the cello" in turns
     assert not any("Berlin" in turn for turn in turns)
     assert all(reacts_to != alice_said for _, _, reacts_to, _ in alice.reactions)

@@ -33,8 +33,8 @@ QUESTION = "what's my cat called?"
 
 
 async def facts_of(mnemo: Harness, person: Person, room_key: str) -> list[Fact]:
-    async with mnemo.app.store.transaction() as transaction:
-        return await transaction.facts.list_in_scope(Scope(f"matrix:{person.user_id}", room_key))
+    scope = Scope(f"matrix:{person.user_id}", room_key)
+    return await mnemo.app.store.read(lambda transaction: transaction.facts.list_in_scope(scope))
 
 
 async def bot_m_direct(synapse: SynapseServer, store: Path, bot_id: str) -> dict[str, Any]:

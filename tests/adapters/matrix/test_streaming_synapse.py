@@ -140,8 +140,7 @@ async def test_the_real_core_streams_in_a_dm_and_stores_the_answer_once(
     await alice.send(room_id, "My cat is called Miso. Any tips?")
     await wait_for_whole(alice, bot_id, room_id, [LONG_REPLY])
     await mnemo.app.writer.drain()
-    async with mnemo.app.store.transaction() as tx:
-        turns = await tx.turns.recent("matrix:dm", limit=10)
+    turns = await mnemo.app.store.read(lambda tx: tx.turns.recent("matrix:dm", limit=10))
     assert [turn.text for turn in turns if turn.role is Role.ASSISTANT] == [LONG_REPLY]
     messages = alice.messages_from(bot_id, room_id)
     assert len(messages) > 1 and all(message.encrypted is encrypted for message in messages)

@@ -14,6 +14,7 @@ from bot.websearch import FixedWebSearchAdvisor, WebContext
 from memory.embedding import Embedder
 from memory.records import NewFact
 from memory.scope import Scope
+from memory.store import StoreTransaction
 from tests.bot.core.harness import START, Harness, make_config, open_harness, reply_calls
 
 
@@ -73,9 +74,12 @@ async def test_help_and_aliases(bot: Harness) -> None:
 
 async def test_list_is_paged(bot: Harness) -> None:
     scope = Scope("matrix:alice", "matrix:dm")
-    async with bot.app.store.transaction() as tx:
+
+    def add_facts(tx: StoreTransaction) -> None:
         for number in range(1, 13):
-            await tx.facts.add(scope, NewFact(f"fact number {number}"))
+            tx.facts.add(scope, NewFact(f"fact number {number}"))
+
+    await bot.app.store.write(add_facts)
     first = await bot.say("alice", "!memory list")
     assert "(12 facts, page 1 of 2)" in first
     assert "#10 fact number 10" in first and "#11" not in first

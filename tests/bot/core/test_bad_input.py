@@ -16,11 +16,17 @@ from bot.messages import IncomingMessage, OutgoingMessage
 from memory.embedding import Embedder
 from memory.records import NewFact
 from memory.scope import Scope
+from memory.store import StoreTransaction
 from memory.text import valid_data, valid_text
 from tests.bot.core.harness import START, Harness, make_config, open_harness, reply_calls
 
 HUGE = "99999999999999999999"
 ALICE = Scope("matrix:alice", "matrix:dm")
+
+
+def add_facts(transaction: StoreTransaction) -> None:
+    for number in range(1, 4):
+        transaction.facts.add(ALICE, NewFact(f"fact number {number}"))
 
 
 @pytest.fixture
@@ -29,16 +35,16 @@ async def bot(
 ) -> AsyncIterator[Harness]:
     config = make_config(tmp_path / "data", database=database_location)
     harness = await open_harness(tmp_path, embedder, config=config)
-    async with harness.app.store.transaction() as transaction:
-        for number in range(1, 4):
-            await transaction.facts.add(ALICE, NewFact(f"fact number {number}"))
+    await harness.app.store.write(add_facts)
     yield harness
     await harness.app.aclose()
 
 
 async def active_texts(bot: Harness) -> list[str]:
-    async with bot.app.store.transaction() as transaction:
-        return [fact.text for fact in await transaction.facts.list_in_scope(ALICE, limit=100)]
+    facts = await bot.app.store.read(
+        lambda transaction: transaction.facts.list_in_scope(ALICE, limit=100)
+    )
+    return [fact.text for fact in facts]
 
 
 @pytest.mark.parametrize(
@@ -123,6 +129,7 @@ async def test_lone_surrogates_reach_no_layer_below_the_core(bot: Harness) -> No
     prompt = reply_calls(bot.llm)[-1].prompt_text
     assert "caf\ufffd Gr\ufffdn" in prompt
     prompt.encode("utf-8")
-    async with bot.app.store.transaction() as transaction:
-        turns = await transaction.turns.recent("matrix:dm", limit=10)
+    turns = await bot.app.store.read(
+        lambda transaction: transaction.turns.recent("matrix:dm", limit=10)
+    )
     assert any("caf\ufffd Gr\ufffdn" in turn.text for turn in turns)

@@ -102,8 +102,9 @@ async def delete(bot: Harness, message_id: str, by: str | None) -> bool:
 
 async def facts(bot: Harness, scope: Scope = ALICE_HERE) -> list[Fact]:
     """Every fact of the scope, whatever its status."""
-    async with bot.app.store.transaction() as tx:
-        return await tx.facts.list_in_scope(scope, statuses=tuple(FactStatus))
+    return await bot.app.store.read(
+        lambda tx: tx.facts.list_in_scope(scope, statuses=tuple(FactStatus))
+    )
 
 
 async def active(bot: Harness, scope: Scope = ALICE_HERE) -> list[str]:
@@ -111,8 +112,8 @@ async def active(bot: Harness, scope: Scope = ALICE_HERE) -> list[str]:
 
 
 async def turn_texts(bot: Harness) -> list[str]:
-    async with bot.app.store.transaction() as tx:
-        return [turn.text for turn in await tx.turns.recent(ROOM, limit=50)]
+    turns = await bot.app.store.read(lambda tx: tx.turns.recent(ROOM, limit=50))
+    return [turn.text for turn in turns]
 
 
 # -- edits ------------------------------------------------------------------------------

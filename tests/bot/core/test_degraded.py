@@ -15,7 +15,7 @@ from memory.embedding import Embedder, OllamaEmbedder
 from memory.index import LanceFactIndex
 from memory.llm import ScriptedLanguageModel
 from memory.recall import Recaller, RecallSettings
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 from memory.write.writer import MemoryWriter, WriteSettings
 from tests.bot.core.harness import START, ScriptedMind, open_harness, reply_calls
 from tests.memory.full_disk import fill_the_disk
@@ -63,8 +63,11 @@ async def test_recall_failure_answers_without_memories(
 
 async def drop_table(store: Store, table: str) -> None:
     """Break one table of the real database, as a damaged or foreign file would be."""
-    async with store.transaction() as tx:
-        await tx.session.execute(text(f"DROP TABLE {table}"))
+
+    def drop(tx: StoreTransaction) -> None:
+        tx.session.execute(text(f"DROP TABLE {table}"))
+
+    await store.write(drop)
 
 
 async def test_broken_turn_storage_still_answers(

@@ -167,8 +167,7 @@ async def test_the_echo_is_asked_for_again_with_a_note_and_never_shown(
     assert "not Sam" in second.messages[-1].content
     if stream is not None:
         assert stream.texts and all(WELCOME.startswith(text) for text in stream.texts)
-    async with harness.app.store.transaction() as tx:
-        turns = await tx.turns.recent("matrix:dm", limit=10)
+    turns = await harness.app.store.read(lambda tx: tx.turns.recent("matrix:dm", limit=10))
     assert [turn.text for turn in turns if turn.role is Role.ASSISTANT] == [WELCOME]
 
 

@@ -36,8 +36,8 @@ async def bot(
 
 async def facts_of(bot: Harness) -> list[str]:
     """Every active fact in the store, whoever owns it (test inspection only)."""
-    async with bot.app.store.transaction() as tx:
-        return [f.text for f in await tx.facts.admin_active_facts()]
+    facts = await bot.app.store.read(lambda tx: tx.facts.admin_active_facts())
+    return [f.text for f in facts]
 
 
 async def test_told_fact_is_in_a_later_prompt_listed_and_forgotten(bot: Harness) -> None:
@@ -97,8 +97,7 @@ async def test_remember_that_stores_a_remembered_fact_without_extraction(bot: Ha
     answer = await bot.say("alice", "Remember that my sister's name is Inès.")
     assert answer == "Got it, I'll remember: \"my sister's name is Inès\" (#1)."
     assert extraction_calls(bot.llm) == []
-    async with bot.app.store.transaction() as tx:
-        stored = await tx.facts.admin_active_facts()
+    stored = await bot.app.store.read(lambda tx: tx.facts.admin_active_facts())
     assert [(f.text, f.source) for f in stored] == [
         ("my sister's name is Inès", FactSource.REMEMBERED)
     ]
@@ -128,8 +127,7 @@ async def test_pause_stops_learning_and_survives_a_restart(
         assert paused.startswith("Paused: I won't learn anything new")
         await bot.say("alice", "I have a dog.")
         assert extraction_calls(bot.llm) == []
-        async with bot.app.store.transaction() as tx:
-            assert await tx.pending.count() == 0
+        assert await bot.app.store.read(lambda tx: tx.pending.count()) == 0
     finally:
         await bot.app.aclose()
 
@@ -172,8 +170,7 @@ async def test_group_room_only_answers_when_addressed(bot: Harness) -> None:
     assert await bot.send("alice", "I have a boat.", room="!r:x", mention=False) == []
     assert await bot.send("alice", "!roll d20", room="!r:x", mention=False) == []
     assert bot.llm.calls == []
-    async with bot.app.store.transaction() as tx:
-        assert await tx.turns.recent("matrix:!r:x", limit=10) == []
+    assert await bot.app.store.read(lambda tx: tx.turns.recent("matrix:!r:x", limit=10)) == []
     listing = await bot.send("alice", "!memory list", room="!r:x", mention=False)
     assert listing[0].text == "I don't remember anything about you here yet."
 

@@ -14,9 +14,9 @@ from sqlalchemy import URL, String, select
 from bot.messages import IncomingMessage
 from memory.embedding import Embedder
 from memory.llm import LanguageModelUnavailable
-from memory.records import Action, Actor, FactStatus
+from memory.records import Action, Actor, Fact, FactStatus
 from memory.scope import Scope
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 from memory.store.migrations.backup import backup_path, backup_sqlite
 from memory.store.schema import Base
 from tests.bot.core.harness import Harness, fact, make_config, open_harness
@@ -39,17 +39,20 @@ async def bot(
 
 async def rows_with(store: Store, word: str) -> list[tuple[str, str]]:
     """(table, column) of every row that has ``word`` in any text column of the memory."""
-    found: list[tuple[str, str]] = []
-    async with store.transaction() as tx:
+
+    def find(tx: StoreTransaction) -> list[tuple[str, str]]:
+        found: list[tuple[str, str]] = []
         for table in Base.metadata.sorted_tables:
             if table.name not in TABLES:
                 continue
             for column in table.columns:
                 if isinstance(column.type, String):
                     query = select(table).where(column.contains(word, autoescape=True))
-                    hits = (await tx.session.execute(query)).all()
+                    hits = tx.session.execute(query).all()
                     found += [(table.name, column.name)] * len(hits)
-    return found
+        return found
+
+    return await store.read(find)
 
 
 def files_with(directory: Path, word: str) -> list[Path]:
@@ -59,8 +62,8 @@ def files_with(directory: Path, word: str) -> list[Path]:
 
 
 async def fact_id(bot: Harness, scope: Scope, text: str) -> int:
-    async with bot.app.store.transaction() as tx:
-        (found,) = [f for f in await tx.facts.list_in_scope(scope) if f.text == text]
+    facts = await bot.app.store.read(lambda tx: tx.facts.list_in_scope(scope))
+    (found,) = [f for f in facts if f.text == text]
     return found.id
 
 
@@ -150,9 +153,11 @@ async def test_forget_all_erases_facts_events_turns_and_queued_writes_of_the_sco
     for word in secrets:
         assert await rows_with(bot.app.store, word) == [], word
         assert files_with(data, word) == [], word
-    async with bot.app.store.transaction() as tx:
-        (audit,) = await tx.facts.latest_events(ALICE_DM, actors=[Actor.USER])
-        assert await tx.pending.count() == 0
+    events, queued = await bot.app.store.read(
+        lambda tx: (tx.facts.latest_events(ALICE_DM, actors=[Actor.USER]), tx.pending.count())
+    )
+    (audit,) = events
+    assert queued == 0
     assert (audit.final_action, audit.old_text, audit.new_text) == (Action.FORGET, None, None)
     for word in ("GUAVA", "APRICOT"):
         assert ("facts", "text") in await rows_with(bot.app.store, word)
@@ -201,11 +206,19 @@ async def test_forget_all_right_after_a_message_leaves_no_fact_for_twenty_people
         ] * len(people)
         bot.llm.open()
         await bot.app.writer.drain()
-        async with bot.app.store.transaction() as tx:
-            for person in people:
-                scope = Scope(f"matrix:{person}", "matrix:dm")
-                assert await tx.facts.list_in_scope(scope, statuses=list(FactStatus)) == []
-            assert await tx.pending.count() == 0
+
+        def left_behind(tx: StoreTransaction) -> tuple[dict[str, list[Fact]], int]:
+            facts = {
+                person: tx.facts.list_in_scope(
+                    Scope(f"matrix:{person}", "matrix:dm"), statuses=list(FactStatus)
+                )
+                for person in people
+            }
+            return facts, tx.pending.count()
+
+        facts, queued = await bot.app.store.read(left_behind)
+        assert facts == {person: [] for person in people}
+        assert queued == 0
         assert await rows_with(bot.app.store, "SECRET") == []
     finally:
         bot.llm.open()

@@ -105,9 +105,10 @@ async def test_the_message_is_durable_before_the_reply_is_asked_and_the_reply_do
     await until(lambda: bot.llm.waiting == ["I run marathons."])
     bot.llm.open()
     await bot.app.writer.drain()
-    async with bot.app.store.transaction() as tx:
-        facts = await tx.facts.list_in_scope(direct(bot, "alice", "").scope())
-        turns = await tx.turns.recent("matrix:dm", limit=10)
+    scope = direct(bot, "alice", "").scope()
+    facts, turns = await bot.app.store.read(
+        lambda tx: (tx.facts.list_in_scope(scope), tx.turns.recent("matrix:dm", limit=10))
+    )
     assert [(f.text, f.source_message_id) for f in facts] == [("I run marathons", "$m1")]
     person, answer = turns
     assert (person.role, person.platform_message_id, person.answer_to) == (Role.USER, "$m1", None)
@@ -126,8 +127,7 @@ async def test_a_full_disk_at_intake_still_answers_and_says_the_message_was_not_
             replies.append(await bot.say("alice", f"note {number} " + "a long story " * 200))
             if replies[-1] != "OK.":
                 break
-        async with bot.app.store.transaction() as tx:
-            turns = await tx.turns.recent("matrix:dm", limit=100)
+        turns = await bot.app.store.read(lambda tx: tx.turns.recent("matrix:dm", limit=100))
     finally:
         await bot.app.aclose()
     assert replies[-1] == f"OK.\n\n{NOT_SAVED_FULL}"
@@ -154,9 +154,11 @@ async def test_a_database_locked_by_another_process_still_answers_with_the_note(
     assert [reply.text for reply in replies] == [f"OK.\n\n{NOT_SAVED}"]
     assert "database is locked" in caplog.text
     assert "another process holds the database: run one Mnemo per data folder" in caplog.text
-    async with bot.app.store.transaction() as tx:
-        assert await tx.pending.count() == 0
-        assert await tx.turns.recent("matrix:dm", limit=10) == []
+    queued, turns = await bot.app.store.read(
+        lambda tx: (tx.pending.count(), tx.turns.recent("matrix:dm", limit=10))
+    )
+    assert queued == 0
+    assert turns == []
 
 
 @pytest.mark.parametrize("backend", ["postgresql"])
@@ -173,8 +175,7 @@ async def test_a_table_locked_by_another_transaction_still_answers_with_the_note
     assert [reply.text for reply in replies] == [f"OK.\n\n{NOT_SAVED}"]
     assert "the database is locked: another transaction held" in caplog.text
     assert "end the long transaction that holds it (PostgreSQL)" in caplog.text
-    async with bot.app.store.transaction() as tx:
-        assert await tx.pending.count() == 0
+    assert await bot.app.store.read(lambda tx: tx.pending.count()) == 0
 
 
 async def test_commands_and_messages_of_a_person_take_effect_in_the_order_they_came(
@@ -190,9 +191,12 @@ async def test_commands_and_messages_of_a_person_take_effect_in_the_order_they_c
         "Resumed:",
         "OK.",
     ] * 3
-    async with bot.app.store.transaction() as tx:
-        queued = await tx.pending.for_owner("matrix:alice")
-        turns = await tx.turns.recent("matrix:dm", limit=100)
+    queued, turns = await bot.app.store.read(
+        lambda tx: (
+            tx.pending.for_owner("matrix:alice"),
+            tx.turns.recent("matrix:dm", limit=100),
+        )
+    )
     # Every message is kept as conversation; only those sent while learning was on are queued.
     assert [row.text for row in queued] == ["I have a dog."] * 3
     assert [t.text for t in turns if t.role is Role.USER] == ["I have a cat.", "I have a dog."] * 3
@@ -206,9 +210,9 @@ async def test_a_message_handed_over_twice_is_answered_but_learned_once(bot: Har
     again = await bot.app.core.handle(message)
     await bot.app.writer.drain()
     assert [r.text for r in first] == [r.text for r in again] == ["OK."]
-    async with bot.app.store.transaction() as tx:
-        facts = await tx.facts.list_in_scope(message.scope())
-        turns = await tx.turns.recent("matrix:dm", limit=20)
+    facts, turns = await bot.app.store.read(
+        lambda tx: (tx.facts.list_in_scope(message.scope()), tx.turns.recent("matrix:dm", limit=20))
+    )
     assert [f.text for f in facts] == ["I have a cat"]
     assert len([call for call in bot.llm.calls if is_extraction(call.messages)]) == 1
     (person,) = [t for t in turns if t.role is Role.USER]

@@ -44,8 +44,8 @@ async def tell_everything(bot: Harness) -> dict[str, int]:
     for user, room, message, fact_text in TOLD:
         bot.mind.facts[message] = [fact(fact_text)]
         await bot.say(user, message, room=room)
-    async with bot.app.store.transaction() as tx:
-        return {f.text: f.id for f in await tx.facts.admin_active_facts()}
+    facts = await bot.app.store.read(lambda tx: tx.facts.admin_active_facts())
+    return {f.text: f.id for f in facts}
 
 
 def shown(fact: str, owner: str) -> str:
@@ -133,8 +133,7 @@ async def test_another_scopes_fact_id_is_not_found(bot: Harness) -> None:
             reply = await bot.say("alice", f"!memory {command} {fact_id}", room=ROOM_R)
             assert reply == missing.replace(f"#{unknown}", f"#{fact_id}")
             assert secret not in reply
-    async with bot.app.store.transaction() as tx:
-        assert len(await tx.facts.admin_active_facts()) == 4
+    assert len(await bot.app.store.read(lambda tx: tx.facts.admin_active_facts())) == 4
 
 
 async def test_autocomplete_offers_only_the_callers_facts(bot: Harness) -> None:
@@ -243,9 +242,14 @@ async def test_nobody_edits_or_deletes_someone_elses_message(bot: Harness) -> No
             assert not await bot.app.core.handle_deletion(deletion)
     await bot.app.writer.drain()
 
-    async with bot.app.store.transaction() as tx:
-        kept = {f.text for f in await tx.facts.admin_active_facts()}
-        turns = [t.text for t in await tx.turns.recent(f"matrix:{ROOM_R}", limit=10)]
-        turns += [t.text for t in await tx.turns.recent("matrix:dm", limit=10)]
+    active, in_room, in_dm = await bot.app.store.read(
+        lambda tx: (
+            tx.facts.admin_active_facts(),
+            tx.turns.recent(f"matrix:{ROOM_R}", limit=10),
+            tx.turns.recent("matrix:dm", limit=10),
+        )
+    )
+    kept = {f.text for f in active}
+    turns = [t.text for t in [*in_room, *in_dm]]
     assert kept == {"I am allergic to peanuts", "My bank is Northbank"}
     assert "nothing" not in turns and set(text for _, text in told.values()) <= set(turns)

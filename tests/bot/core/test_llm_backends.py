@@ -106,8 +106,8 @@ async def test_missing_model_apologises_names_the_fix_and_keeps_the_message(
         bot = await harness_for(tmp_path, config, embedder)
         try:
             assert await bot.say("alice", "I grew up in Porto.") == APOLOGY
-            async with bot.app.store.transaction() as tx:
-                queued = await tx.pending.due(bot.clock.now.replace(year=2100))
+            later = bot.clock.now.replace(year=2100)
+            queued = await bot.app.store.read(lambda tx: tx.pending.due(later))
         finally:
             await bot.app.aclose()
     fix = "ollama pull llama3.1:8b" if provider == "ollama" else "fix llm.model"
@@ -129,8 +129,8 @@ async def test_a_server_of_the_other_provider_is_named_with_the_fix(
         bot = await harness_for(tmp_path, llm_config(tmp_path, configured, base_url, "m"), embedder)
         try:
             assert await bot.say("alice", "I grew up in Porto.") == APOLOGY
-            async with bot.app.store.transaction() as tx:
-                queued = await tx.pending.due(bot.clock.now.replace(year=2100))
+            later = bot.clock.now.replace(year=2100)
+            queued = await bot.app.store.read(lambda tx: tx.pending.due(later))
         finally:
             await bot.app.aclose()
     other = "openai" if configured == "ollama" else "ollama"

@@ -42,8 +42,9 @@ async def test_a_reply_takes_three_database_sessions_and_reads_facts_and_turns_i
     recaller = Recaller(store, index, embedder, RecallSettings())
     core = ConversationCore(CoreSettings(), store=store, writer=writer, recaller=recaller, llm=llm)
     scope = said("", 0).scope()
-    async with store.transaction() as transaction:
-        fact = await transaction.facts.add(scope, NewFact("A plays the cello"))
+    fact = await store.write(
+        lambda transaction: transaction.facts.add(scope, NewFact("A plays the cello"))
+    )
     await index_facts(index, embedder, [fact])
     await core.handle(said("I practised for two hours today.", 1))
     sessions: list[str] = []
@@ -75,6 +76,5 @@ async def test_a_reply_takes_three_database_sessions_and_reads_facts_and_turns_i
         assert sessions == [*writes, "session", "session", *writes]
     prompt = reply_calls(llm)[-1].prompt_text
     assert "A plays the cello" in prompt and "I practised for two hours today." in prompt
-    async with store.read() as transaction:
-        assert await transaction.pending.count() == 2
+    assert await store.read(lambda transaction: transaction.pending.count()) == 2
     await writer.aclose()

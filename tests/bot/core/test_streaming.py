@@ -78,8 +78,7 @@ async def streamed(
 
 
 async def bot_turns(harness: Harness, room: str = "matrix:dm") -> list[str]:
-    async with harness.app.store.transaction() as tx:
-        turns = await tx.turns.recent(room, limit=50)
+    turns = await harness.app.store.read(lambda tx: tx.turns.recent(room, limit=50))
     return [turn.text for turn in turns if turn.role is Role.ASSISTANT]
 
 

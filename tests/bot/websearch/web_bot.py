@@ -97,12 +97,13 @@ class WebBot:
 
     async def active_facts(self) -> list[str]:
         """Every active fact in the store, whoever owns it (test inspection only)."""
-        async with self.harness.app.store.transaction() as tx:
-            return [f.text for f in await tx.facts.admin_active_facts()]
+        facts = await self.harness.app.store.read(lambda tx: tx.facts.admin_active_facts())
+        return [fact.text for fact in facts]
 
     async def alice_facts(self, status: FactStatus) -> list[Fact]:
-        async with self.harness.app.store.transaction() as tx:
-            return await tx.facts.list_in_scope(ALICE_DM, statuses=(status,))
+        return await self.harness.app.store.read(
+            lambda tx: tx.facts.list_in_scope(ALICE_DM, statuses=(status,))
+        )
 
 
 async def open_web_bot(

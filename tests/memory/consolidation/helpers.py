@@ -19,7 +19,7 @@ from memory.indexing import index_facts
 from memory.llm.base import ChatMessage
 from memory.records import Fact, FactSource, NewFact
 from memory.scope import Scope
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 
 ALICE_DM = Scope("matrix:@alice:example.org", "matrix:dm")
 ALICE_ROOM = Scope("matrix:@alice:example.org", "matrix:!garden:example.org")
@@ -44,15 +44,18 @@ async def add_facts(
     first_day: int = 1,
 ) -> list[Fact]:
     """Store and index ``texts`` in ``scope``, one day apart, in order (oldest first)."""
-    async with store.transaction() as transaction:
-        facts = [
-            await transaction.facts.add(
+
+    def add(transaction: StoreTransaction) -> list[Fact]:
+        return [
+            transaction.facts.add(
                 scope,
                 NewFact(text, source=FactSource.STATED, valid_from=day(first_day + offset)),
                 embedding_model=embedder.model_name,
             )
             for offset, text in enumerate(texts)
         ]
+
+    facts = await store.write(add)
     await index_facts(index, embedder, facts)
     return facts
 

@@ -22,8 +22,8 @@ from tests.memory.consolidation.helpers import (
 
 
 async def statuses(store: Store, scope: Scope, facts: list[Fact]) -> dict[int, Fact]:
-    async with store.transaction() as transaction:
-        current = await transaction.facts.get_many(scope, [fact.id for fact in facts])
+    ids = [fact.id for fact in facts]
+    current = await store.read(lambda transaction: transaction.facts.get_many(scope, ids))
     return {fact.id: fact for fact in current}
 
 
@@ -45,8 +45,9 @@ async def test_paraphrases_merge_with_one_reversible_event(
     assert current[newer.id].status is FactStatus.MERGED
     assert current[newer.id].superseded_by == older.id
     assert current[newer.id].valid_to is not None
-    async with store.transaction() as transaction:
-        events = await transaction.facts.events_for_fact(ALICE_DM, newer.id)
+    events = await store.read(
+        lambda transaction: transaction.facts.events_for_fact(ALICE_DM, newer.id)
+    )
     (event,) = events
     assert event.final_action is Action.MERGE
     assert event.actor is Actor.CONSOLIDATION
@@ -210,8 +211,10 @@ async def test_a_dry_run_reports_merges_and_changes_nothing(
     assert dry.applied == []
     current = await statuses(store, ALICE_DM, [older, newer])
     assert {fact.status for fact in current.values()} == {FactStatus.ACTIVE}
-    async with store.transaction() as transaction:
-        assert await transaction.get_setting("consolidation.last_run") is None
+    last_run = await store.read(
+        lambda transaction: transaction.get_setting("consolidation.last_run")
+    )
+    assert last_run is None
     real = await consolidate(store, index, embedder, model, SETTINGS)
     assert [d.retired.id for d in real.applied if d.retired] == [newer.id]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import partial
 
 from memory.consolidation import PairJudgement, apply_decision, consolidate, propose_pairs
 from memory.consolidation.decisions import decide
@@ -11,7 +12,7 @@ from memory.embedding.base import Embedder
 from memory.index import LanceFactIndex
 from memory.llm import ChatMessage, LanguageModelUnavailable, ScriptedLanguageModel
 from memory.records import Fact, FactStatus
-from memory.store import Store, utc_now
+from memory.store import Store, StoreTransaction, utc_now
 from tests.memory.consolidation.helpers import (
     ALICE_DM,
     ALICE_ROOM,
@@ -31,14 +32,16 @@ def always_same(messages: Sequence[ChatMessage]) -> str:
 
 
 async def all_statuses(store: Store, facts: list[Fact]) -> list[FactStatus]:
-    result = []
-    async with store.transaction() as transaction:
-        for fact in facts:
-            scope = ALICE_DM.__class__(fact.owner, fact.room)
-            current = await transaction.facts.get(scope, fact.id)
-            assert current is not None
-            result.append(current.status)
-    return result
+    current = await store.read(partial(read_again, facts))
+    assert None not in current
+    return [fact.status for fact in current if fact is not None]
+
+
+def read_again(facts: list[Fact], transaction: StoreTransaction) -> list[Fact | None]:
+    """Each fact as it is now, read in its own scope."""
+    return [
+        transaction.facts.get(ALICE_DM.__class__(fact.owner, fact.room), fact.id) for fact in facts
+    ]
 
 
 async def test_the_same_fact_in_three_scopes_is_never_merged(
@@ -193,9 +196,10 @@ async def test_a_fact_changed_after_the_proposal_is_not_merged(
     (pair,) = await propose_pairs(
         store, index, embedder, ALICE_DM, [newer], threshold=0.5, neighbours=5
     )
-    async with store.transaction() as transaction:
-        # The person deletes one of them while the model is still judging.
-        await transaction.facts.set_status(ALICE_DM, older.id, FactStatus.DELETED)
+    # The person deletes one of them while the model is still judging.
+    await store.write(
+        lambda transaction: transaction.facts.set_status(ALICE_DM, older.id, FactStatus.DELETED)
+    )
 
     decision = decide(
         pair, PairJudgement(pair=1, same_thing=True, both_true=True, verdict="same", keep="A")
@@ -204,5 +208,7 @@ async def test_a_fact_changed_after_the_proposal_is_not_merged(
 
     assert event is None
     assert await all_statuses(store, [older, newer]) == [FactStatus.DELETED, FactStatus.ACTIVE]
-    async with store.transaction() as transaction:
-        assert await transaction.facts.events_for_fact(ALICE_DM, newer.id) == []
+    events = await store.read(
+        lambda transaction: transaction.facts.events_for_fact(ALICE_DM, newer.id)
+    )
+    assert events == []

@@ -28,8 +28,9 @@ async def test_undo_of_a_merge_restores_both_and_it_is_not_merged_again(
 
     assert result is not None
     assert result.undone.final_action is Action.MERGE
-    async with store.transaction() as transaction:
-        facts = await transaction.facts.get_many(ALICE_DM, [older.id, newer.id])
+    facts = await store.read(
+        lambda transaction: transaction.facts.get_many(ALICE_DM, [older.id, newer.id])
+    )
     assert {(fact.id, fact.status) for fact in facts} == {
         (older.id, FactStatus.ACTIVE),
         (newer.id, FactStatus.ACTIVE),

@@ -31,8 +31,9 @@ def _row(fact_id: int, scope: Scope, text: str) -> IndexedFact:
 
 async def _add(store: Store, index: VectorIndex, *rows: tuple[Scope, str]) -> list[int]:
     """Facts in the store and in the index; their ids in order."""
-    async with store.transaction() as transaction:
-        facts = [await transaction.facts.add(scope, NewFact(text)) for scope, text in rows]
+    facts = await store.write(
+        lambda transaction: [transaction.facts.add(scope, NewFact(text)) for scope, text in rows]
+    )
     await index.upsert([_row(fact.id, Scope(fact.owner, fact.room), fact.text) for fact in facts])
     return [fact.id for fact in facts]
 

@@ -50,8 +50,9 @@ async def _remember(
     scope: Scope,
     texts: Sequence[str],
 ) -> list[Fact]:
-    async with store.transaction() as transaction:
-        facts = [await transaction.facts.add(scope, NewFact(text)) for text in texts]
+    facts = await store.write(
+        lambda transaction: [transaction.facts.add(scope, NewFact(text)) for text in texts]
+    )
     await index_facts(index, embedder, facts)
     return facts
 
@@ -154,8 +155,11 @@ async def test_only_active_facts_come_back(
     store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder, alice_facts: list[Fact]
 ) -> None:
     # The index still holds the superseded row (as after a crash before the index write).
-    async with store.transaction() as transaction:
-        await transaction.facts.set_status(ALICE, alice_facts[1].id, FactStatus.SUPERSEDED)
+    await store.write(
+        lambda transaction: transaction.facts.set_status(
+            ALICE, alice_facts[1].id, FactStatus.SUPERSEDED
+        )
+    )
     recaller = Recaller(store, index, embedder, RecallSettings(top_k=8))
     for recall in (recaller.passive, recaller.lookup):
         assert "I live in Lyon" not in _texts(await recall(ALICE, "Where do I live?"))

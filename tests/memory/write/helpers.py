@@ -12,7 +12,7 @@ from memory.indexing import index_facts
 from memory.llm import ScriptedLanguageModel
 from memory.records import Action, Actor, Fact, FactEvent, FactSource, FactStatus, NewFact
 from memory.scope import Scope
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 from memory.write import MemoryWriter, WriteSettings
 
 ALICE = Scope("console:alice", "console:room1")
@@ -97,13 +97,16 @@ async def seed(
     store: Store, index: VectorIndex, embedder: Embedder, scope: Scope, *texts: str
 ) -> list[Fact]:
     """Facts already known before the test, in SQLite and the index."""
-    async with store.transaction() as transaction:
-        facts = [
-            await transaction.facts.add(
+
+    def add(transaction: StoreTransaction) -> list[Fact]:
+        return [
+            transaction.facts.add(
                 scope, NewFact(text, source=FactSource.STATED), embedding_model=embedder.model_name
             )
             for text in texts
         ]
+
+    facts = await store.write(add)
     await index_facts(index, embedder, facts)
     return facts
 
@@ -114,21 +117,24 @@ async def say(writer: MemoryWriter, scope: Scope, text: str) -> None:
 
 
 async def active_texts(store: Store, scope: Scope) -> list[str]:
-    async with store.transaction() as transaction:
-        return [fact.text for fact in await transaction.facts.list_in_scope(scope)]
+    facts = await store.read(lambda transaction: transaction.facts.list_in_scope(scope))
+    return [fact.text for fact in facts]
 
 
 async def all_facts(store: Store, scope: Scope) -> list[Fact]:
-    async with store.transaction() as transaction:
-        return await transaction.facts.list_in_scope(scope, statuses=list(FactStatus))
+    return await store.read(
+        lambda transaction: transaction.facts.list_in_scope(scope, statuses=list(FactStatus))
+    )
 
 
 async def pipeline_events(store: Store, scope: Scope) -> list[FactEvent]:
-    async with store.transaction() as transaction:
-        events = await transaction.facts.latest_events(scope, actors=[Actor.PIPELINE], limit=100)
+    events = await store.read(
+        lambda transaction: transaction.facts.latest_events(
+            scope, actors=[Actor.PIPELINE], limit=100
+        )
+    )
     return list(reversed(events))
 
 
 async def pending_count(store: Store) -> int:
-    async with store.transaction() as transaction:
-        return await transaction.pending.count()
+    return await store.read(lambda transaction: transaction.pending.count())

@@ -50,8 +50,8 @@ def answer_by_message(messages: Sequence[ChatMessage]) -> str:
 
 
 async def queued(store: Store) -> list[tuple[int, str | None]]:
-    async with store.transaction() as transaction:
-        rows = await transaction.pending.due(START + timedelta(days=365))
+    later = START + timedelta(days=365)
+    rows = await store.read(lambda transaction: transaction.pending.due(later))
     return [(row.attempts, row.last_error) for row in rows]
 
 
@@ -99,8 +99,7 @@ async def test_backoff_doubles_up_to_the_maximum(
     await writer.drain()
     delays = []
     for _ in range(3):
-        async with store.transaction() as transaction:
-            (row,) = await transaction.pending.for_owner(ALICE.owner)
+        (row,) = await store.read(lambda transaction: transaction.pending.for_owner(ALICE.owner))
         delays.append((row.next_attempt_at - clock.now).total_seconds())
         clock.now = row.next_attempt_at
         assert await writer.drain() == 0
@@ -191,14 +190,12 @@ async def test_a_failure_inside_the_apply_transaction_applies_nothing(
     real_record_event = FactRepository.record_event
     calls = 0
 
-    async def record_event_then_fail(
-        self: FactRepository, scope: Scope, draft: EventDraft
-    ) -> FactEvent:
+    def record_event_then_fail(self: FactRepository, scope: Scope, draft: EventDraft) -> FactEvent:
         nonlocal calls
         calls += 1
         if calls == 2:
             raise StorageFullError("simulated: the disk is full")
-        return await real_record_event(self, scope, draft)
+        return real_record_event(self, scope, draft)
 
     monkeypatch.setattr(FactRepository, "record_event", record_event_then_fail)
     llm = ScriptedLanguageModel(fallback=extracted("I have a cat", "I like chess"))
@@ -227,7 +224,7 @@ async def test_a_store_failure_in_the_background_is_logged_and_the_write_kept(
 ) -> None:
     """Test double for a broken disk while reading the queue: nothing is lost, it is logged."""
 
-    async def unreadable(self: object, worker: str, **_: object) -> None:
+    def unreadable(self: object, worker: str, **_: object) -> None:
         raise StorageFullError("simulated: cannot read the queue")
 
     monkeypatch.setattr(PendingWriteRepository, "claim_next", unreadable)

@@ -7,17 +7,20 @@ there leaves the database's change standing, is logged once, and reconcile repai
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 from sqlalchemy import func, select
 
 from memory.embedding import FastEmbedEmbedder
+from memory.embedding.base import Vectors
 from memory.errors import StoreError, VectorIndexError
 from memory.index import IndexedFact, LanceFactIndex
 from memory.indexing import Reconcilable, reconcile
 from memory.llm import ScriptedLanguageModel
 from memory.records import FactStatus, NewFact
-from memory.store import Store
+from memory.store import Store, StoreTransaction
 from memory.store.schema import FactRow, PendingWriteRow
 from memory.store.vectors import PgVectorIndex
 from tests.memory.index_damage import damage
@@ -26,8 +29,20 @@ from tests.servers.postgres import PostgresServer
 
 
 async def active_ids(store: Store) -> set[int]:
-    async with store.transaction() as transaction:
-        return {fact.id for fact in await transaction.facts.list_in_scope(ALICE)}
+    facts = await store.read(lambda transaction: transaction.facts.list_in_scope(ALICE))
+    return {fact.id for fact in facts}
+
+
+def add_with_row(text: str, vector: Vectors, transaction: StoreTransaction) -> None:
+    """A fact and its index row, in one transaction."""
+    fact = transaction.facts.add(ALICE, NewFact(text))
+    transaction.index.upsert([IndexedFact(fact.id, fact.owner, fact.room, text, vector, "m")])
+
+
+def count_facts_and_queued(transaction: StoreTransaction) -> tuple[int | None, int | None]:
+    facts = transaction.session.scalar(select(func.count(FactRow.id)))
+    queued = transaction.session.scalar(select(func.count(PendingWriteRow.id)))
+    return facts, queued
 
 
 async def test_after_every_kind_of_write_the_index_holds_the_active_facts(
@@ -65,17 +80,12 @@ async def test_postgres_fact_and_vector_commit_together_or_not_at_all(
     # A real failure of the vector write, after the fact's own INSERT has succeeded.
     await set_refusal(store, "ADD CONSTRAINT refuse_every_row CHECK (false) NOT VALID")
     try:
+        paris = "I live in Paris"
+        vector = (await embedder.embed([paris]))[0]
         with pytest.raises(StoreError, match="refuse_every_row"):
-            async with store.transaction(index=index) as transaction:
-                fact = await transaction.facts.add(ALICE, NewFact("I live in Paris"))
-                vector = (await embedder.embed([fact.text]))[0]
-                await transaction.index.upsert(
-                    [IndexedFact(fact.id, fact.owner, fact.room, fact.text, vector, "m")]
-                )
+            await store.write(partial(add_with_row, paris, vector), index=index)
         await say(writer, ALICE, "I'm 34 years old")
-        async with store.transaction() as transaction:
-            facts = await transaction.session.scalar(select(func.count(FactRow.id)))
-            queued = await transaction.session.scalar(select(func.count(PendingWriteRow.id)))
+        facts, queued = await store.read(count_facts_and_queued)
         assert (facts, queued) == (0, 1)  # nothing half-written; the message waits for a retry
     finally:
         await set_refusal(store, "DROP CONSTRAINT refuse_every_row")
@@ -111,8 +121,7 @@ async def test_a_postgres_index_refuses_a_transaction_on_another_database(
     index = PgVectorIndex(first.database)
     try:
         with pytest.raises(VectorIndexError, match="facts' own PostgreSQL database"):
-            async with second.transaction(index=index):
-                pass
+            await second.write(lambda transaction: None, index=index)
     finally:
         await first.aclose()
         await second.aclose()
@@ -122,9 +131,14 @@ async def test_index_rows_in_a_transaction_opened_without_an_index_are_refused(
     store: Store,
 ) -> None:
     row = IndexedFact(1, ALICE.owner, ALICE.room, "x", np.ones(384, dtype=np.float32), "m")
-    with pytest.raises(StoreError, match=r"opened without one: use store.transaction\(index="):
-        async with store.transaction() as transaction:
-            await transaction.facts.add(ALICE, NewFact("x"))
-            await transaction.index.upsert([row])
-    async with store.transaction() as transaction:
-        assert await transaction.facts.count(ALICE, statuses=list(FactStatus)) == 0
+
+    def add_and_index(transaction: StoreTransaction) -> None:
+        transaction.facts.add(ALICE, NewFact("x"))
+        transaction.index.upsert([row])
+
+    with pytest.raises(StoreError, match=r"opened without one: use store.write\(job, index="):
+        await store.write(add_and_index)
+    count = await store.read(
+        lambda transaction: transaction.facts.count(ALICE, statuses=list(FactStatus))
+    )
+    assert count == 0

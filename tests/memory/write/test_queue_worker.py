@@ -52,8 +52,9 @@ def gated() -> GatedLanguageModel:
 
 
 async def queue_rows(store: Store) -> list[PendingWrite]:
-    async with store.transaction() as transaction:
-        return await transaction.pending.due(MESSAGE_TIME + timedelta(days=3650))
+    return await store.read(
+        lambda transaction: transaction.pending.due(MESSAGE_TIME + timedelta(days=3650))
+    )
 
 
 async def test_a_killed_worker_leaves_its_claim_and_the_restart_learns_the_write_once(
@@ -261,16 +262,15 @@ async def test_accept_stores_the_turn_and_the_queued_write_together(
     store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
 ) -> None:
     writer = MemoryWriter(store, index, embedder, gated(), NO_GRACE)
-    async with store.transaction() as transaction:
-        await transaction.set_learning_paused(ALICE.owner, True)
+    await store.write(lambda transaction: transaction.set_learning_paused(ALICE.owner, True))
     paused = await writer.accept(ALICE, "I have a cat", message_time=MESSAGE_TIME)
     # Paused is per person: someone else's message meanwhile is queued.
     other = await writer.accept(BOB, "I have a fish", message_time=MESSAGE_TIME)
-    async with store.transaction() as transaction:
-        await transaction.set_learning_paused(ALICE.owner, False)
+    await store.write(lambda transaction: transaction.set_learning_paused(ALICE.owner, False))
     learned = await writer.accept(ALICE, "I have a dog", message_time=MESSAGE_TIME)
-    async with store.transaction() as transaction:
-        turns = await transaction.turns.recent_of(ALICE.room, ALICE.owner, limit=10)
+    turns = await store.read(
+        lambda transaction: transaction.turns.recent_of(ALICE.room, ALICE.owner, limit=10)
+    )
     assert [(turn.id, turn.text, turn.author) for turn in turns] == [
         (paused.turn_id, "I have a cat", ALICE.owner),
         (learned.turn_id, "I have a dog", ALICE.owner),

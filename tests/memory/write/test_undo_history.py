@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
+
 import pytest
 
-from memory.embedding import FastEmbedEmbedder
+from memory.embedding import FastEmbedEmbedder, TextKind, Vectors
+from memory.errors import EmbeddingError
 from memory.index import LanceFactIndex
+from memory.indexing import reconcile
 from memory.llm import LanguageModelUnavailable, ScriptedLanguageModel
-from memory.records import Action, Actor, FactSource, FactStatus
-from memory.store import EventDraft, Store
+from memory.records import Action, Actor, Fact, FactSource, FactStatus
+from memory.store import EventDraft, Store, StoreTransaction
 from memory.write import MemoryWriter, WriteError
 from tests.memory.write.helpers import (
     ALICE,
@@ -31,8 +35,9 @@ async def indexed(index: LanceFactIndex) -> set[int]:
 
 
 async def events_of_owner(store: Store) -> list[tuple[Action, Actor, bool]]:
-    async with store.transaction() as transaction:
-        events = await transaction.facts.latest_events(ALICE, actors=list(Actor), limit=100)
+    events = await store.read(
+        lambda transaction: transaction.facts.latest_events(ALICE, actors=list(Actor), limit=100)
+    )
     return [(e.final_action, e.actor, e.undone_at is not None) for e in reversed(events)]
 
 
@@ -86,11 +91,12 @@ async def test_undo_reverses_a_consolidation_merge(
     short, detailed = await seed(
         store, index, embedder, ALICE, "I have a sister", "I have a sister who lives in Lyon"
     )
-    async with store.transaction() as transaction:
-        await transaction.facts.set_status(
+
+    def merge(transaction: StoreTransaction) -> None:
+        transaction.facts.set_status(
             ALICE, short.id, FactStatus.MERGED, superseded_by=detailed.id, valid_to=MESSAGE_TIME
         )
-        await transaction.facts.record_event(
+        transaction.facts.record_event(
             ALICE,
             EventDraft(
                 Action.MERGE,
@@ -101,6 +107,8 @@ async def test_undo_reverses_a_consolidation_merge(
                 new_text=detailed.text,
             ),
         )
+
+    await store.write(merge)
     await index.delete([short.id])
     writer = make_writer(store, index, embedder, ScriptedLanguageModel())
 
@@ -161,8 +169,9 @@ async def test_forget_is_final_and_scoped(
     assert await indexed(index) == set()
     assert await writer.history(ALICE, paris.id) == []
     assert await writer.undo(ALICE) is None  # forgetting is not undone
-    async with store.transaction() as transaction:
-        (forget_event,) = await transaction.facts.latest_events(ALICE, actors=[Actor.USER])
+    (forget_event,) = await store.read(
+        lambda transaction: transaction.facts.latest_events(ALICE, actors=[Actor.USER])
+    )
     assert forget_event.final_action is Action.FORGET
     assert forget_event.old_text is None and forget_event.new_text is None
 
@@ -241,6 +250,79 @@ async def test_index_rows_for_restored_facts_use_the_current_model(
     await say(writer, ALICE, "I no longer like chess")
     await writer.undo(ALICE)
     assert await index.indexed_models() == {chess.id: embedder.model_name}
+
+
+class InterruptedEmbedder:
+    """The real model, whose next call after ``before`` is set first awaits ``before``: test
+    double for what happens between an undo's commit and the embedding of what it restored."""
+
+    def __init__(self, inner: FastEmbedEmbedder) -> None:
+        self.inner = inner
+        self.before: Callable[[], Awaitable[object]] | None = None
+
+    @property
+    def model_name(self) -> str:
+        return self.inner.model_name
+
+    async def embed(self, texts: Sequence[str], kind: TextKind = "document") -> Vectors:
+        before, self.before = self.before, None
+        if before is not None:
+            await before()
+        return await self.inner.embed(texts, kind)
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def undo_of_a_deleted_chess(
+    store: Store, index: LanceFactIndex, embedder: InterruptedEmbedder
+) -> tuple[MemoryWriter, Fact]:
+    """Alice's "I like chess", deleted by the pipeline: what the next undo restores."""
+    (chess,) = await seed(store, index, embedder, ALICE, "I like chess")
+    llm = ScriptedLanguageModel([extracted("I no longer like chess"), decided((1, "DELETE", 1))])
+    writer = make_writer(store, index, embedder, llm)
+    await say(writer, ALICE, "I no longer like chess")
+    assert await indexed(index) == set()
+    return writer, chess
+
+
+async def test_a_restored_fact_forgotten_before_its_row_is_written_stays_out_of_the_index(
+    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
+) -> None:
+    """The restored facts are embedded after the undo's commit: their rows are written only
+    for those still active then."""
+    interrupted = InterruptedEmbedder(embedder)
+    writer, chess = await undo_of_a_deleted_chess(store, index, interrupted)
+    interrupted.before = lambda: writer.forget(ALICE, chess.id)
+
+    result = await writer.undo(ALICE)
+
+    assert result is not None and [fact.id for fact in result.restored] == [chess.id]
+    assert interrupted.before is None, "the forget ran between the undo and its index write"
+    assert await all_facts(store, ALICE) == []
+    assert await indexed(index) == set()
+
+
+async def test_an_undo_stands_when_its_restored_fact_cannot_be_embedded(
+    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
+) -> None:
+    """The undo is committed before the embedding: a failure there does not report it as
+    failed (the person would undo one change too many); reconcile indexes the fact."""
+    interrupted = InterruptedEmbedder(embedder)
+    writer, chess = await undo_of_a_deleted_chess(store, index, interrupted)
+
+    async def model_down() -> None:
+        raise EmbeddingError("simulated: the embedding model is down")
+
+    interrupted.before = model_down
+
+    result = await writer.undo(ALICE)
+
+    assert result is not None and [fact.id for fact in result.restored] == [chess.id]
+    assert await active_texts(store, ALICE) == ["I like chess"]
+    assert await indexed(index) == set()
+    assert (await reconcile(store, index, embedder)).missing == 1
+    assert await indexed(index) == {chess.id}
 
 
 async def test_remember_refuses_empty_text(
