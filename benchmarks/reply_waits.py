@@ -1,15 +1,14 @@
-"""Where a reply's wall time goes under load: what each reply waited for, and who held the
-store writer's turn.
+"""Where a reply's wall time goes under load: what each reply waited for, and how long the
+store's write jobs took, from hand-over to commit, for replies and for background work.
 
     python benchmarks/reply_waits.py [--scenarios 50x4,50x4b]
 
 The scenarios of ``benchmarks/load_session.py`` (same people, facts and instant model) on the
 current code, with timers wrapped around the parts of a reply (a measuring double of each:
-the real method runs inside): taking the message in and its wait for the write lock,
+the real method runs inside): taking the message in and its wait for the writer,
 recall's embedding and index search, the recent turns, storing the answer. Printed per
 scenario: the mean per reply, the same per message of each person (the first, the second...),
-the slowest replies, and how long the writer's turn was held by replies and by background
-work (the write queue).
+the slowest replies, and the write jobs of replies and of background work (the write queue).
 """
 
 from __future__ import annotations
@@ -17,11 +16,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
-import contextlib
 import logging
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +30,10 @@ sys.path.insert(0, str(REPOSITORY))
 
 from benchmarks import load_session  # noqa: E402
 from bot.core import core as core_module  # noqa: E402
-from memory import priority as priority_module  # noqa: E402
 from memory.embedding import batching  # noqa: E402
 from memory.index import lance  # noqa: E402
+from memory.priority import Priority  # noqa: E402
+from memory.store.database import Database  # noqa: E402
 
 Parts = dict[str, float]
 spent: dict[asyncio.Task[Any], Parts] = {}
@@ -65,21 +64,19 @@ def timed(owner: type, name: str, part: str) -> None:
     setattr(owner, name, measured)
 
 
-def time_turn_holders() -> None:
-    original = priority_module.Turns.hold
+def time_write_jobs() -> None:
+    original = Database.run
 
-    @contextlib.asynccontextmanager
-    async def hold(
-        self: priority_module.Turns, priority: priority_module.Priority
-    ) -> AsyncIterator[None]:
-        async with original(self, priority):
-            started = time.perf_counter()
-            try:
-                yield
-            finally:
-                held[priority.value].append(time.perf_counter() - started)
+    async def run(self: Database, job: Any, priority: Priority) -> Any:
+        started = time.perf_counter()
+        try:
+            return await original(self, job, priority)
+        finally:
+            seconds = time.perf_counter() - started
+            held[priority.value].append(seconds)
+            add("store write (wait and commit)", seconds)
 
-    priority_module.Turns.hold = hold  # type: ignore[method-assign]
+    Database.run = run  # type: ignore[method-assign]
 
 
 def time_replies() -> None:
@@ -122,7 +119,7 @@ def report(label: str) -> None:
     for holder, holds in held.items():
         held_ms = np.asarray(holds) * 1000
         print(
-            f"  writer's turn held by {holder}: {len(held_ms)} times, {held_ms.sum():.0f} ms in "
+            f"  write jobs of {holder}: {len(held_ms)}, {held_ms.sum():.0f} ms in "
             f"all, p50 {np.percentile(held_ms, 50):.1f} ms, p95 {np.percentile(held_ms, 95):.1f}"
             f" ms, max {held_ms.max():.0f} ms"
         )
@@ -132,14 +129,13 @@ def report(label: str) -> None:
 
 
 def instrument() -> None:
-    timed(priority_module.Turns, "_acquire", "writer turn wait")
     timed(batching.EmbeddingBatcher, "embed", "embedding")
     timed(lance.LanceFactIndex, "search", "index search")
     core = core_module.ConversationCore
     timed(core, "_take_in", "taking in (after the intake lock)")
     timed(core, "_memories", "recall and turns")
     timed(core, "_keep_answer", "storing the answer")
-    time_turn_holders()
+    time_write_jobs()
     time_replies()
 
 

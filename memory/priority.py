@@ -4,8 +4,8 @@ Work is of two priorities, passed explicitly by whoever starts it: ``REPLY`` (so
 for the answer: the intake, the answer, a command) and ``BACKGROUND`` (the write queue,
 consolidation, maintenance). Two things use them:
 
-- :class:`Turns`, one at a time in priority order: the store's writer
-  (:meth:`memory.store.database.Database.writing`) serves waiting write transactions with it.
+- the store's writer (:mod:`memory.store.write_thread`) runs waiting write jobs replies'
+  first, each priority in arrival order;
 - :class:`Replies`, the replies in progress: background model calls
   (:mod:`memory.write.background_model`) are not sent while a reply is prepared, and one
   already at the model server gives way when a reply starts.
@@ -15,87 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections import deque
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 class Priority(enum.Enum):
     REPLY = "reply"
     BACKGROUND = "background"
-
-
-class Turns:
-    """One holder at a time; waiters of ``REPLY`` before those of ``BACKGROUND``, each in
-    arrival order. Unlike SQLite's busy handler it never polls and never times out."""
-
-    def __init__(self) -> None:
-        self._held = False
-        self._lanes: dict[Priority, deque[asyncio.Future[None]]] = {
-            Priority.REPLY: deque(),
-            Priority.BACKGROUND: deque(),
-        }
-
-    @property
-    def held(self) -> bool:
-        return self._held
-
-    @property
-    def waited_for(self) -> bool:
-        """Whether someone waits for the turn (a waiter cancelled meanwhile does not)."""
-        return any(not turn.done() for lane in self._lanes.values() for turn in lane)
-
-    @property
-    def next_priority(self) -> Priority | None:
-        """The priority of the waiter the turn passes to next, if any."""
-        for priority, lane in self._lanes.items():
-            if any(not turn.done() for turn in lane):
-                return priority
-        return None
-
-    @asynccontextmanager
-    async def hold(self, priority: Priority) -> AsyncIterator[None]:
-        await self.acquire(priority)
-        try:
-            yield
-        finally:
-            self.release()
-
-    async def acquire(self, priority: Priority) -> None:
-        if self.take():
-            return
-        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        lane = self._lanes[priority]
-        lane.append(turn)
-        try:
-            await turn
-        except asyncio.CancelledError:
-            if turn.done() and not turn.cancelled():
-                self.release()  # handed over just as the waiter was cancelled: pass it on
-            elif turn in lane:
-                lane.remove(turn)
-            raise
-
-    def take(self) -> bool:
-        """Hold the turn if nobody holds or waits for it."""
-        if self._held or self.waited_for:
-            return False
-        self._held = True
-        return True
-
-    def pass_on(self) -> bool:
-        """Hand the turn, still held, to the next waiter; False (and still ours) if none."""
-        for lane in self._lanes.values():
-            while lane:
-                turn = lane.popleft()
-                if not turn.done():
-                    turn.set_result(None)
-                    return True
-        return False
-
-    def release(self) -> None:
-        if not self.pass_on():
-            self._held = False
 
 
 class Replies:

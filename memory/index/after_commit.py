@@ -2,7 +2,7 @@
 
 For an index outside the database (LanceDB files): the database is the truth and commits
 first. The writes of the transactions that share a commit go together after it
-(:class:`IndexBatch`, ``memory.store.database.Commit``). A
+(:class:`IndexBatch`, ``memory.store.write_thread.Commit``). A
 failure afterwards leaves the index behind, which is logged here, once, for every write
 path alike, and repaired by reconcile (at start-up, on its schedule, and by the
 self-healing index); the committed change stands.
@@ -47,6 +47,9 @@ class IndexBatch:
         # Per index (by identity): fact id -> its row, or None to delete it.
         self._rows: dict[int, tuple[IndexWrites, dict[int, IndexedFact | None]]] = {}
         self._erases: dict[int, tuple[IndexWrites, list[int]]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._rows or self._erases)
 
     def add(self, writes: AfterCommitWrites) -> None:
         rows = self._rows.setdefault(id(writes.index), (writes.index, {}))[1]

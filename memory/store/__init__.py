@@ -1,11 +1,11 @@
 """The store: the source of truth for facts, their events, turns and queued writes.
 
-Every transaction that may write goes through :meth:`Store.transaction`: on SQLite it is
-this process's one writer (:meth:`memory.store.database.Database.transaction`). After the
-commit, within the writer's turn, the index rows it changed are written (together with
-those of the transactions that shared the commit) and, after a forget, the erased rows are
-removed from the index files and the database's log: so the index follows the commit order,
-and nothing else needs a lock to keep a forgotten fact out of it.
+Every transaction that may write is a job run by :meth:`Store.write`: on SQLite by this
+process's one writer (:mod:`memory.store.write_thread`). After the commit, before the next,
+the index rows it changed are written (together with those of the jobs that shared the
+commit) and, after a forget, the erased rows are removed from the index files and the
+database's log: so the index follows the commit order, and nothing else needs a lock to
+keep a forgotten fact out of it.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from memory.store.pending import PendingWriteRepository
 from memory.store.people_lock import lock_people
 from memory.store.schema import SettingRow
 from memory.store.vectors import PgVectorIndex, PgVectorWrites
+from memory.store.write_thread import Commit
 
 __all__ = [
     "PERSONAL_TABLES",
@@ -198,27 +199,26 @@ class Store:
         """Run ``job``, a whole transaction that may write, in this process's turn to write
         (``REPLY``: someone waits for it; the write queue and maintenance pass
         ``BACKGROUND``), and return what it returns once it is committed. A job makes no
-        model or network call: it holds the writer. On SQLite it may share its commit with
-        the jobs waiting for the turn behind it (:meth:`Database.transaction`).
+        model or network call: it holds the writer. On SQLite the writer's thread runs it,
+        maybe in one commit with the jobs waiting beside it (:mod:`memory.store.write_thread`).
 
         With ``index``, the facts it changes are kept in step there too: written inside the
         transaction (pgvector), or after the commit, before this returns, together with the
         rows of the jobs that shared it. A failure there leaves the index behind, which is
         logged and repaired by reconcile; the committed change stands.
         """
-        async with self.database.transaction(priority) as commit:
 
-            def run(session: Session) -> T:
-                writes = index_writes(session, index)
-                transaction = repositories(session, writes)
-                result = job(transaction)
-                if isinstance(writes, AfterCommitWrites):
-                    commit.rows.add(writes)
-                if transaction.scrub:
-                    commit.scrub = self._scrub_logged
-                return result
+        def run(session: Session, commit: Commit) -> T:
+            writes = index_writes(session, index)
+            transaction = repositories(session, writes)
+            result = job(transaction)
+            if isinstance(writes, AfterCommitWrites):
+                commit.rows.add(writes)
+            if transaction.scrub:
+                commit.scrub = self._scrub_logged
+            return result
 
-            return await commit.session.run_sync(run)
+        return await self.database.run(run, priority)
 
     async def add_answer(self, answer: Answer) -> bool:
         """The bot's answer; nothing if the person's turn it answers was forgotten meanwhile."""

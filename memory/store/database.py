@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
-from sqlalchemy import URL, event, make_url, text
+from sqlalchemy import URL, Connection, Engine, create_engine, event, make_url
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import (
     AsyncConnection,
@@ -20,10 +19,13 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
+from sqlalchemy.orm import Session
 
 from memory.errors import LockTimeoutError, StorageFullError, StoreError
-from memory.index.after_commit import IndexBatch
-from memory.priority import Priority, Turns
+from memory.priority import Priority
+from memory.store.write_thread import Commit, WriteThread
+
+T = TypeVar("T")
 
 BUSY_TIMEOUT_MILLISECONDS = 5000
 JOURNAL_SIZE_LIMIT_BYTES = 4 * 2**20
@@ -34,13 +36,6 @@ POSTGRES_LOCK_TIMEOUT = "55P03"
 # SQLAlchemy's five, and each one opened anew costs a thread, the pragmas (each a trip through
 # the busy event loop) and SQLite reading the schema again.
 SQLITE_POOL_SIZE = 30
-# Store transactions sharing one commit, at most: a reply in the first waits for the others.
-COMMIT_MEMBERS = 32
-BEGIN_IMMEDIATE = text("BEGIN IMMEDIATE")
-# Each member of a commit runs after a savepoint of this name, never released: SQLite rolls
-# back to the latest of that name, and the COMMIT releases them all (one trip less a member).
-SAVEPOINT = text("SAVEPOINT member")
-ROLLBACK_TO_SAVEPOINT = text("ROLLBACK TO SAVEPOINT member")
 
 
 def _set_sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
@@ -65,6 +60,26 @@ def _set_read_only_pragmas(dbapi_connection: Any, connection_record: Any) -> Non
     cursor.execute("PRAGMA query_only=ON")
     cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MILLISECONDS}")
     cursor.close()
+
+
+def _no_implicit_begin(dbapi_connection: Any, connection_record: Any) -> None:
+    # pysqlite's own BEGIN off: the writer begins (below) and commits its transactions.
+    dbapi_connection.isolation_level = None
+
+
+def _begin_immediate(connection: Connection) -> None:
+    # SQLite's write lock from the start (WAL: readers go on), not at the first write.
+    connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def create_write_engine(path: Path) -> Engine:
+    """The engine of SQLite's writer thread: sync (a job runs whole in the thread), its
+    transactions begun with ``BEGIN IMMEDIATE``."""
+    engine = create_engine(URL.create("sqlite+pysqlite", database=str(path)))
+    event.listen(engine, "connect", _set_sqlite_pragmas)
+    event.listen(engine, "connect", _no_implicit_begin)
+    event.listen(engine, "begin", _begin_immediate)
+    return engine
 
 
 def translate_error(error: SQLAlchemyError) -> StoreError:
@@ -134,54 +149,16 @@ def create_engine_for(url: URL, *, read_only: bool = False) -> AsyncEngine:
     raise StoreError(f"unsupported database {url.get_backend_name()}: use SQLite or PostgreSQL")
 
 
-@dataclass(eq=False)
-class Commit:
-    """Store transactions that share one SQLite commit: each ran in a savepoint of
-    ``session``, one after the other, in the writer's turn. After the commit the index rows
-    they changed are written and, after a forget, ``scrub`` runs; then ``done``."""
-
-    session: AsyncSession
-    rows: IndexBatch = field(default_factory=IndexBatch)
-    scrub: Callable[[], Awaitable[None]] | None = None
-    members: int = 0
-    replies: bool = False
-    # Why SQLite rolled the whole transaction back (a full disk does): every member fails.
-    error: StoreError | None = None
-    done: asyncio.Future[None] = field(
-        default_factory=lambda: asyncio.get_running_loop().create_future()
-    )
-
-    async def roll_back_member(self, error: BaseException) -> None:
-        """After a member's failure: its own changes rolled back to its savepoint, and the
-        rows it had not flushed dropped. If SQLite ended the whole transaction with it, the
-        members before are lost too, not committed, and all fail with ``error``."""
-        self.session.expunge_all()
-        try:
-            connection = await (await self.session.connection()).get_raw_connection()
-            assert connection.driver_connection is not None
-            if connection.driver_connection.in_transaction:
-                await self.session.execute(ROLLBACK_TO_SAVEPOINT)
-                return
-        except SQLAlchemyError as rollback_error:
-            error = rollback_error  # the member's changes are not undone: none is made
-        if isinstance(error, SQLAlchemyError):
-            self.error = translate_error(error)
-        else:
-            self.error = StoreError(f"the transaction was rolled back: {error}")
-
-
 class Database:
     """Owns the engine and hands out sessions; one per process.
 
-    SQLite has one writer: everything that writes takes a turn first, one at a time in
-    priority order, so this process's writers never meet in SQLite's busy handler (which
-    polls, is unfair, and fails with "database is locked" past ``busy_timeout``), and none
-    commits between another's reads and writes. Reads run beside the writer on their own
-    connections (WAL). PostgreSQL orders concurrent transactions itself: no turn is taken.
-
-    The writer is the one place that batches: store transactions waiting for the turn at
-    once share one commit (:meth:`transaction`), and their index rows are written together
-    after it, in commit order, in the same turn.
+    SQLite has one writer, a thread that runs every write job (:meth:`run`) in priority
+    order (:mod:`memory.store.write_thread`), so this process's writers never meet in
+    SQLite's busy handler (which polls, is unfair, and fails with "database is locked" past
+    ``busy_timeout``). It is the one place that batches: jobs waiting at once share one
+    commit, and their index rows are written together after it, in commit order. Whatever
+    else writes holds the writer meanwhile (:meth:`writing`). Reads run beside it on their
+    own connections (WAL). PostgreSQL orders concurrent transactions itself.
 
     ``read_only`` opens an existing database without changing it (``mnemo doctor`` beside a
     running bot): no journal-mode switch, every write refused.
@@ -191,11 +168,12 @@ class Database:
         self.url = database_url(location)
         self.engine: AsyncEngine = create_engine_for(self.url, read_only=read_only)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
-        # A read-only database has no writer to take turns of (its writes fail).
-        self._turns = Turns() if self.dialect == "sqlite" and not read_only else None
-        # The commit whose last member passed the turn on to the next store transaction.
-        self._open: Commit | None = None
-        self._finishing: set[asyncio.Task[None]] = set()
+        # SQLite's writer (a read-only file has none: its writes fail).
+        self.write_engine: Engine | None = None
+        self._writer: WriteThread | None = None
+        if self.dialect == "sqlite" and not read_only:
+            self.write_engine = create_write_engine(self.path)
+            self._writer = WriteThread(self.write_engine, translate=translate_error)
         # How long a truncation of the log waits for readers (replies read in milliseconds).
         self.log_wait_seconds = LOG_WAIT_SECONDS
 
@@ -216,7 +194,7 @@ class Database:
         busy event loop that a reply's read waits for (docs/benchmarks.md, "The pool opened
         at start"). Nothing on PostgreSQL, whose pool grows and shrinks as it should, nor
         for a read-only file."""
-        if self._turns is None:  # PostgreSQL, or a read-only SQLite file
+        if self._writer is None:  # PostgreSQL, or a read-only SQLite file
             return
         opened = await asyncio.gather(
             *(self.engine.connect().start() for _ in range(SQLITE_POOL_SIZE)),
@@ -233,131 +211,25 @@ class Database:
 
     @asynccontextmanager
     async def writing(self, priority: Priority) -> AsyncIterator[None]:
-        """This process's turn to write (SQLite), held inside; nothing on PostgreSQL. A
-        commit still open is finished first, its index rows written."""
-        if self._turns is None:
+        """This process's writer held inside, between two commits (SQLite); nothing on
+        PostgreSQL."""
+        if self._writer is None:
             yield
             return
-        async with self._turns.hold(priority):
-            if self._open is not None:
-                commit, self._open = self._open, None
-                await _waited_through_cancel(self._finish_later(commit, release=False))
+        async with self._writer.hold(priority):
             yield
 
-    @asynccontextmanager
-    async def transaction(self, priority: Priority) -> AsyncIterator[Commit]:
-        """A store transaction's session, in the commit it shares; left once that commit is
-        made and its index rows written (or the failure raised). A transaction that fails
-        is rolled back alone."""
-        if self._turns is None:
-            async with self.session() as session:
-                commit = Commit(session)
-                yield commit
-            await commit.rows.write()
-            if commit.scrub is not None:
-                await commit.scrub()
-            return
-        commit = await self._join(priority)
-        try:
-            try:
-                await commit.session.execute(SAVEPOINT)
-                try:
-                    yield commit
-                    await commit.session.flush()
-                except BaseException as error:
-                    await commit.roll_back_member(error)
-                    raise
-            except SQLAlchemyError as error:
-                # Once SQLite rolled back, the savepoint is gone too: say why it did.
-                raise (commit.error or translate_error(error)) from error
-        except BaseException:
-            self._leave(commit)
-            raise
-        self._leave(commit)
-        await asyncio.shield(commit.done)
-
-    async def _join(self, priority: Priority) -> Commit:
-        assert self._turns is not None
-        try:
-            await self._turns.acquire(priority)
-        except asyncio.CancelledError:
-            # A turn handed to this cancelled waiter went on; if to nobody, the commit left
-            # open for it is finished here.
-            if self._open is not None and self._turns.take():
-                self._finish_later(self._open)
-                self._open = None
-            raise
-        commit = self._open
-        self._open = None
-        if commit is None:
-            commit = await self._begin()
-        else:
-            commit.session.expunge_all()  # each transaction reads the rows anew
-        commit.members += 1
-        commit.replies |= priority is Priority.REPLY
-        return commit
-
-    async def _begin(self) -> Commit:
-        """A new commit, holding SQLite's write lock from its start (WAL: readers go on)."""
-        assert self._turns is not None
-        session = self._sessions()
-        try:
-            await session.execute(BEGIN_IMMEDIATE)
-        except BaseException as error:
-            await session.close()
-            self._turns.release()
-            if isinstance(error, SQLAlchemyError):
-                raise translate_error(error) from error
-            raise
-        return Commit(session)
-
-    def _leave(self, commit: Commit) -> None:
-        """A member is done: the next waiting store transaction joins the commit, or it is
-        made. A forget's commit is its last; a reply's is not held open for background
-        work; and at most ``COMMIT_MEMBERS`` share one."""
-        assert self._turns is not None
-        joinable = commit.scrub is None and commit.error is None
-        joinable = joinable and commit.members < COMMIT_MEMBERS
-        if commit.replies and self._turns.next_priority is Priority.BACKGROUND:
-            joinable = False
-        if joinable and self._turns.pass_on():
-            self._open = commit
-            return
-        self._finish_later(commit)
-
-    def _finish_later(self, commit: Commit, *, release: bool = True) -> asyncio.Task[None]:
-        """Make the commit in a task of its own, so that no caller's cancellation stops it
-        halfway; the turn is released after it (``release``) or stays with the caller."""
-        task = asyncio.create_task(self._finish(commit, release=release))
-        self._finishing.add(task)
-        task.add_done_callback(self._finishing.discard)
-        return task
-
-    async def _finish(self, commit: Commit, *, release: bool) -> None:
-        assert self._turns is not None
-        try:
-            if commit.error is not None:
-                await commit.session.close()
-                raise commit.error
-            try:
-                await commit.session.commit()
-            except SQLAlchemyError as error:
-                raise translate_error(error) from error
-            finally:
-                await commit.session.close()
-            await commit.rows.write()
-            if commit.scrub is not None:
-                await commit.scrub()
-        except Exception as error:
-            commit.done.set_exception(error)
-            commit.done.exception()  # raised to the members that still wait, if any
-        else:
-            commit.done.set_result(None)
-        finally:
-            if not commit.done.done():
-                commit.done.cancel()
-            if release:
-                self._turns.release()
+    async def run(self, job: Callable[[Session, Commit], T], priority: Priority) -> T:
+        """``job``'s value once its transaction is committed and the index rows it left
+        written. On SQLite the writer's thread runs it, maybe in one commit with the jobs
+        waiting beside it; a job that fails is rolled back alone."""
+        if self._writer is not None:
+            return await self._writer.run(job, priority)
+        commit = Commit()
+        async with self.session() as session:
+            value = await session.run_sync(lambda sync: job(sync, commit))
+        await commit.after()
+        return value
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[AsyncSession]:
@@ -410,17 +282,8 @@ class Database:
             raise translate_error(error) from error
 
     async def aclose(self) -> None:
-        """Close once the transactions begun are committed, their index rows written (also
-        of callers cancelled while they waited for the commit)."""
-        async with self.writing(Priority.BACKGROUND):
-            pass
+        """Close once every job handed to the writer is committed, its index rows written
+        (also of callers cancelled while they waited for the commit)."""
+        if self._writer is not None:
+            await self._writer.aclose()
         await self.engine.dispose()
-
-
-async def _waited_through_cancel(task: asyncio.Task[None]) -> None:
-    """Await ``task``; a cancelled caller still waits for it to end, then is cancelled."""
-    try:
-        await asyncio.shield(task)
-    except asyncio.CancelledError:
-        await asyncio.wait([task])
-        raise

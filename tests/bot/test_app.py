@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
 from bot.messages import IncomingMessage
@@ -19,7 +21,6 @@ from bot.scheduler import (
 from memory.embedding import Embedder
 from memory.index import LanceFactIndex
 from memory.indexing import to_indexed
-from memory.priority import Priority
 from memory.records import NewFact
 from memory.scope import Scope
 from memory.store import Store, StoreTransaction
@@ -138,43 +139,39 @@ def said(person: str, text: str) -> IncomingMessage:
 async def test_close_writes_the_index_rows_of_callers_cancelled_while_they_waited(
     tmp_path: Path, embedder: Embedder
 ) -> None:
-    """Two transactions share their commit with a third, still open as the bot closes; their
-    callers are cancelled while they wait for it: closing makes the commit and writes their
-    rows all the same, into an index not yet closed."""
+    """Two jobs share a commit, the second still running as the bot closes; their callers
+    are cancelled while they wait for it: closing makes the commit and writes their rows
+    all the same, into an index not yet closed."""
     harness = await open_harness(tmp_path, embedder)
     app = harness.app
-    release = asyncio.Event()
-    callers: list[asyncio.Task[int]] = []
+    running, release = threading.Event(), threading.Event()
 
     texts = ["I row", "I swim"]
     # Embedded first: a job makes no model call, and the callers must queue at once.
     vectors = await app.embedder.embed(texts, "document")
 
-    async def learn(number: int) -> int:
-        def add(transaction: StoreTransaction) -> int:
-            fact = transaction.facts.add(ALICE, NewFact(texts[number]))
-            row = vectors[number : number + 1]
-            transaction.index.upsert(to_indexed([fact], row, app.embedder.model_name))
-            return fact.id
-
-        return await app.store.write(add, index=app.index)
-
-    async def hold_the_commit_until_released() -> None:
-        # A job cannot wait: the commit is held open one level down, as a member of it.
-        async with app.store.database.transaction(Priority.REPLY):
-            for caller in callers:
-                caller.cancel()  # they wait for this commit
-            await release.wait()
+    def add(number: int, transaction: StoreTransaction) -> int:
+        fact = transaction.facts.add(ALICE, NewFact(texts[number]))
+        row = vectors[number : number + 1]
+        transaction.index.upsert(to_indexed([fact], row, app.embedder.model_name))
+        if number == len(texts) - 1:  # the commit stays open until released
+            running.set()
+            release.wait(10)
+        return fact.id
 
     async with turn_held(app.store):
-        callers.extend(asyncio.create_task(learn(number)) for number in range(len(texts)))
-        third = asyncio.create_task(hold_the_commit_until_released())
+        callers = [
+            asyncio.create_task(app.store.write(partial(add, number), index=app.index))
+            for number in range(len(texts))
+        ]
+    await asyncio.to_thread(running.wait, 10)
+    for caller in callers:
+        caller.cancel()  # both jobs ran or run: they wait for the commit
     results = await asyncio.gather(*callers, return_exceptions=True)
     assert all(isinstance(result, asyncio.CancelledError) for result in results)
     closing = asyncio.create_task(app.aclose())
     await asyncio.sleep(0.2)
     release.set()
-    await third
     await closing
     store = await Store.open(app.store.database.path)
     index = await LanceFactIndex.open(tmp_path / "data" / "index", dimension=384)

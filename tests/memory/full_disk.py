@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import event, text
 
 from memory.errors import StorageFullError
+from memory.priority import Priority
 from memory.store import Store, StoreTransaction
 
 FILLER_SIZES = (65536, 4096, 512, 64, 8, 1)
@@ -36,8 +37,13 @@ async def fill_the_disk(store: Store) -> None:
         cursor.execute(f"PRAGMA max_page_count = {pages}")
         cursor.close()
 
-    event.listen(store.database.engine.sync_engine, "connect", cap)
-    await store.database.engine.dispose()
+    # Every connection opened after this, the writer's and the readers', is capped.
+    assert store.database.write_engine is not None
+    for engine in (store.database.write_engine, store.database.engine.sync_engine):
+        event.listen(engine, "connect", cap)
+    async with store.database.writing(Priority.REPLY):
+        store.database.write_engine.dispose()
+        await store.database.engine.dispose()
     for size in FILLER_SIZES:
         while True:
             try:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sqlalchemy import event
 
 from memory.index import IndexedFact, LanceFactIndex
 from memory.priority import Priority
@@ -69,14 +70,15 @@ def row(fact_id: int, text: str, seed: int) -> IndexedFact:
 async def turn_held(store: Store) -> AsyncIterator[None]:
     """The writer's turn held until the block ends: transactions started inside wait for it
     at once."""
-    release = asyncio.Event()
+    held, release = asyncio.Event(), asyncio.Event()
 
     async def hold() -> None:
         async with store.database.writing(Priority.BACKGROUND):
+            held.set()
             await release.wait()
 
     holder = asyncio.create_task(hold())
-    await asyncio.sleep(0)
+    await held.wait()
     yield
     await asyncio.sleep(0.05)  # every task started inside now waits for the turn
     release.set()
@@ -210,46 +212,42 @@ async def test_a_holder_of_the_turn_that_is_no_store_transaction_sees_the_rows_w
 
 
 async def test_a_reply_waits_for_no_background_transaction_to_write_its_rows(
-    sqlite_store: Store, index: RecordingIndex, monkeypatch: pytest.MonkeyPatch
+    sqlite_store: Store, index: RecordingIndex
 ) -> None:
-    """The background transaction's rows wait for the background behind it; a reply joining
-    them writes them all at once, and its caller goes on before that background begins.
+    """A reply that comes while a background job runs joins its commit, and that commit is
+    made before the background job behind begins: the reply's caller waits for none."""
+    happened: list[str] = []  # in the writer's thread: jobs beginning, commits made
+    assert sqlite_store.database.write_engine is not None
+    event.listen(sqlite_store.database.write_engine, "commit", lambda _: happened.append("commit"))
+    loop = asyncio.get_running_loop()
+    replying: list[asyncio.Task[int]] = []
 
-    The reply comes while the first background job has the turn: it is started as the turn
-    is handed to that job (a job cannot wait inside for it)."""
-    order: list[str] = []
-    turns = sqlite_store.database._turns  # test double: an observer of the real writer
-    assert turns is not None
-    pass_on = turns.pass_on
-    replying: list[asyncio.Task[None]] = []
+    async def reply_comes() -> None:
+        replying.append(asyncio.create_task(learn(sqlite_store, index, "reply")))
+        await asyncio.sleep(0)  # the reply's job now waits for the writer
 
     def second(tx: StoreTransaction) -> None:
-        order.append("background second began")
+        happened.append("background second began")
         tx.set_setting("second", "done")
-
-    async def reply() -> None:
-        await learn(sqlite_store, index, "reply")
-        order.append("reply left")
-
-    def passed_on_then_a_reply_comes() -> bool:
-        passed = pass_on()
-        if passed and not replying:  # the holder's turn, to the first background job
-            replying.append(asyncio.create_task(reply()))
-        return passed
 
     async with turn_held(sqlite_store):
         background = [
             asyncio.create_task(
-                learn(sqlite_store, index, "background first", priority=Priority.BACKGROUND)
+                learn(
+                    sqlite_store,
+                    index,
+                    "background first",
+                    priority=Priority.BACKGROUND,
+                    inside=lambda: asyncio.run_coroutine_threadsafe(reply_comes(), loop).result(),
+                )
             ),
             asyncio.create_task(sqlite_store.write(second, priority=Priority.BACKGROUND)),
         ]
-        await asyncio.sleep(0)
-        monkeypatch.setattr(turns, "pass_on", passed_on_then_a_reply_comes)
-    await asyncio.gather(*replying, *background)
-    assert order == ["reply left", "background second began"]
+    await asyncio.gather(*background)
+    await replying[0]
+    assert happened == ["commit", "background second began", "commit"]
     assert len(await index.indexed()) == 2
-    assert [kind for kind, _ in index.writes] == ["upsert"]
+    assert [kind for kind, _ in index.writes] == ["upsert"]  # the first's and the reply's
 
 
 async def test_replies_waiting_at_once_go_on_before_the_waiting_background(
@@ -295,30 +293,36 @@ async def test_rows_of_a_caller_cancelled_while_it_waits_for_the_commit_are_writ
     assert index.writes == [("upsert", [behind_id - 1, behind_id])]
 
 
-async def test_the_commit_is_made_when_the_waiter_it_was_passed_to_is_cancelled(
-    sqlite_store: Store, index: RecordingIndex, monkeypatch: pytest.MonkeyPatch
+async def test_a_job_whose_caller_is_cancelled_while_it_waits_is_never_run(
+    sqlite_store: Store, index: RecordingIndex
 ) -> None:
-    """The first transaction passes the turn, its commit still open, to the one behind; that
-    one is cancelled before it runs: the commit is made all the same, and the first's
-    caller goes on."""
-    behind: list[asyncio.Task[int]] = []
-    turns = sqlite_store.database._turns  # test double: an observer of the real writer
-    assert turns is not None
-    pass_on = turns.pass_on
-    passes: list[bool] = []
-
-    def passed_on_then_cancelled() -> bool:
-        passes.append(pass_on())
-        if passes == [True, True]:  # the holder's to the first, the first's to the one behind
-            behind[0].cancel()
-        return passes[-1]
-
     async with turn_held(sqlite_store):
         first = asyncio.create_task(learn(sqlite_store, index, "first"))
-        behind.append(asyncio.create_task(learn(sqlite_store, index, "behind")))
+        behind = asyncio.create_task(learn(sqlite_store, index, "behind"))
         await asyncio.sleep(0)
-        monkeypatch.setattr(turns, "pass_on", passed_on_then_cancelled)
+        behind.cancel()
     fact_id = await asyncio.wait_for(first, 5)
-    assert behind[0].cancelled()
+    assert behind.cancelled()
     assert await index.indexed() == {fact_id}
-    assert not turns.held
+    texts = await sqlite_store.read(
+        lambda tx: [fact.text for fact in tx.facts.list_in_scope(ALICE)]
+    )
+    assert texts == ["first"]
+
+
+async def test_a_holder_cancelled_while_it_waits_never_holds_the_writer(
+    sqlite_store: Store, index: RecordingIndex
+) -> None:
+    holds: list[str] = []
+
+    async def storage_step() -> None:
+        async with sqlite_store.database.writing(Priority.BACKGROUND):
+            holds.append("held")
+
+    async with turn_held(sqlite_store):
+        step = asyncio.create_task(storage_step())
+        await asyncio.sleep(0)
+        step.cancel()
+        learned = asyncio.create_task(learn(sqlite_store, index, "after"))
+    assert await asyncio.wait_for(learned, 5) in await index.indexed()
+    assert step.cancelled() and holds == []

@@ -40,7 +40,8 @@ async def test_transactions_waiting_at_once_share_one_commit(sqlite_store: Store
     def committed(connection: Any) -> None:
         commits.append(connection)
 
-    event.listen(sqlite_store.database.engine.sync_engine, "commit", committed)
+    assert sqlite_store.database.write_engine is not None
+    event.listen(sqlite_store.database.write_engine, "commit", committed)
     async with turn_held(sqlite_store):
         tasks = [asyncio.create_task(add(sqlite_store, f"fact {n}")) for n in range(3)]
     await asyncio.gather(*tasks)

@@ -1,6 +1,6 @@
 """The store's one writer: writing transactions take turns in the process (no "database is
 locked" under load), a reply's before waiting background ones, and reads wait for no writer.
-(:mod:`tests.memory.test_priority` covers the turns' order and cancellation.)"""
+(:mod:`tests.memory.test_index_batch` covers the writer's order and cancellation.)"""
 
 from __future__ import annotations
 
@@ -51,7 +51,9 @@ async def impatient_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> St
     # SQLite gives up after 50 ms instead of 5 s: the same contention, smaller.
     monkeypatch.setattr(database_module, "BUSY_TIMEOUT_MILLISECONDS", 50)
     store = await Store.open(tmp_path / "mnemo.sqlite3")
-    event.listen(store.database.engine.sync_engine, "connect", add_sleep)
+    assert store.database.write_engine is not None
+    for engine in (store.database.write_engine, store.database.engine.sync_engine):
+        event.listen(engine, "connect", add_sleep)
     await store.database.engine.dispose()  # the connections open anew, with the function
     return store
 
@@ -72,9 +74,9 @@ async def test_many_concurrent_writers_all_commit(impatient_store: Store) -> Non
 async def test_the_same_writers_fail_without_the_lock(
     impatient_store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The test above can fail: without the turns, SQLite's busy handler gives up."""
+    """The test above can fail: without the writer's thread, SQLite's busy handler gives up."""
 
-    impatient_store.database._turns = None  # each transaction on its own, as on PostgreSQL
+    impatient_store.database._writer = None  # each job on its own, as on PostgreSQL
     try:
         results = await asyncio.gather(
             *(busy_writer(impatient_store, n, 0.01) for n in range(WRITERS)),

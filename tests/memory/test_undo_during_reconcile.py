@@ -12,10 +12,10 @@ delete reaches it."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from sqlalchemy.orm import Session
 
@@ -27,8 +27,8 @@ from memory.priority import Priority
 from memory.records import Action, Actor, FactStatus, NewFact
 from memory.scope import Scope
 from memory.store import EventDraft, Store, StoreTransaction, utc_now
-from memory.store.database import Commit
 from memory.store.vectors import PgVectorIndex, PgVectorWrites
+from memory.store.write_thread import Commit
 from memory.write import MemoryWriter, WriteSettings
 from tests.memory.lock_waits import hold_until, lock_waited_for_in
 from tests.memory.paused_parts import PausedIndex
@@ -36,22 +36,21 @@ from tests.servers.postgres import PostgresServer
 
 ALICE = Scope("console:alice", "console:room1")
 PARIS = "I live in Paris"
+T = TypeVar("T")
 
 
 def observe_turns(store: Store) -> asyncio.Event:
     """Set when a reply's transaction asks the store's writer for its turn (test double: an
     observer of the real writer)."""
     asked = asyncio.Event()
-    transaction = store.database.transaction
+    run = store.database.run
 
-    @asynccontextmanager
-    async def observed(priority: Priority) -> AsyncIterator[Commit]:
+    async def observed(job: Callable[[Session, Commit], T], priority: Priority) -> T:
         if priority is Priority.REPLY:
             asked.set()
-        async with transaction(priority) as commit:
-            yield commit
+        return await run(job, priority)
 
-    store.database.transaction = observed  # type: ignore[method-assign]
+    store.database.run = observed  # type: ignore[method-assign]
     return asked
 
 

@@ -6,11 +6,11 @@ and the recent turns in one read, the answer in one: two turns of the store's wr
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from sqlalchemy import event
+from sqlalchemy.orm import Session
 
 from bot.core import ConversationCore, CoreSettings
 from bot.messages import IncomingMessage
@@ -22,9 +22,11 @@ from memory.priority import Priority
 from memory.recall import Recaller, RecallSettings
 from memory.records import NewFact
 from memory.store import Store
-from memory.store.database import Commit
+from memory.store.write_thread import Commit
 from memory.write.writer import MemoryWriter, WriteSettings
 from tests.bot.core.harness import START, ScriptedMind, reply_calls
+
+T = TypeVar("T")
 
 
 def said(text: str, number: int) -> IncomingMessage:
@@ -48,25 +50,28 @@ async def test_a_reply_takes_three_database_sessions_and_reads_facts_and_turns_i
     await index_facts(index, embedder, [fact])
     await core.handle(said("I practised for two hours today.", 1))
     sessions: list[str] = []
-    turns = store.database.transaction
+    run = store.database.run
 
     def checked_out(*_: Any) -> None:
         sessions.append("session")
 
-    @asynccontextmanager
-    async def counted_turn(priority: Priority) -> AsyncIterator[Commit]:
+    async def counted_turn(job: Callable[[Session, Commit], T], priority: Priority) -> T:
         sessions.append(f"turn for {priority.value}")
-        async with turns(priority) as commit:
-            yield commit
+        return await run(job, priority)
 
-    store.database.transaction = counted_turn  # type: ignore[method-assign]
-    engine = store.database.engine.sync_engine
-    event.listen(engine, "checkout", checked_out)
+    store.database.run = counted_turn  # type: ignore[method-assign]
+    # The reads' engine, and on SQLite the writer's.
+    engines = [store.database.engine.sync_engine, store.database.write_engine]
+    for engine in engines:
+        if engine is not None:
+            event.listen(engine, "checkout", checked_out)
     try:
         replies = await core.handle(said("My cello teacher was pleased.", 2))
     finally:
-        event.remove(engine, "checkout", checked_out)
-        del store.database.transaction
+        for engine in engines:
+            if engine is not None:
+                event.remove(engine, "checkout", checked_out)
+        del store.database.run
     assert [reply.text for reply in replies] == ["OK."]
     writes = ["turn for reply", "session"]
     if store.database.dialect == "sqlite":
