@@ -234,7 +234,7 @@ class Database:
     @asynccontextmanager
     async def session(self) -> AsyncIterator[AsyncSession]:
         """A session inside one transaction: committed on success, rolled back on error.
-        On SQLite only the store's writer opens one that writes (WAL: reads run beside it)."""
+        On SQLite it only reads: the writer's thread writes (WAL: reads run beside it)."""
         try:
             async with self._sessions() as session, session.begin():
                 yield session
@@ -244,7 +244,7 @@ class Database:
     async def truncate_wal(self) -> None:
         """Copy the write-ahead log into the database and empty it, so that the older copies
         of deleted rows it holds are gone from the files (``secure_delete`` zeroes them in
-        the database itself). The caller holds the store writer's turn: the checkpoint takes
+        the database itself). The caller holds the store's writer: the checkpoint takes
         SQLite's write lock while it waits for readers.
 
         Raises :class:`StoreError` if it failed, e.g. a reader still used the log after
