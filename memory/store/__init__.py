@@ -231,8 +231,8 @@ class Store:
             return await session.run_sync(lambda sync: job(repositories(sync, WithoutIndex())))
 
     async def scrub(self) -> None:
-        """Make rows deleted so far unrecoverable from the database's files, in a turn of
-        its own (a forget's transaction does it within its turn: :meth:`forgotten`)."""
+        """Make rows deleted so far unrecoverable from the database's files, holding the
+        writer (a forget's job has it done right after its commit: :meth:`forgotten`)."""
         async with self.database.writing(Priority.REPLY):
             await self._scrub_files()
 

@@ -83,7 +83,7 @@ async def give_back_free_pages(database: Database) -> int:
     if space is None:
         return 0
     if space.incremental_vacuum and space.free_bytes > 0:
-        # One turn of the writer per step: a reply's write goes between two steps.
+        # The writer held for one step at a time: a reply's write goes between two steps.
         while not await _vacuum_step(database):
             pass
     async with database.writing(Priority.BACKGROUND):
