@@ -14,9 +14,11 @@ Two runs per store size and layout, on real SQLite and LanceDB files:
 
 Vectors come from the ``HashingEmbedder`` test double (384 dimensions, words hashed into
 buckets): embedding 100k sentences with a real model would take minutes and measure the model,
-not consolidation. The judge is a scripted model that answers instantly ("same" for every
-fourth pair, "different" for the rest), so the time is ours, not an LLM's: a real local LLM
-adds roughly one call per 10 pairs.
+not consolidation. The judge is a scripted model that answers instantly, in the judge's schema,
+what a real model would: a pair whose texts differ in one word is one thing with a new value
+("replaces", so the changed fact supersedes its original), any other pair is two facts
+("different"); so the time is ours, not an LLM's: a real local LLM adds roughly one call per
+10 pairs.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import argparse
 import asyncio
 import json
 import random
+import re
 import tempfile
 import time
 from collections.abc import Sequence
@@ -70,12 +73,40 @@ def sentence(generator: random.Random) -> str:
     return "I " + " ".join(generator.choice(WORDS) for _ in range(5))
 
 
+PAIR = re.compile(r"^Pair (\d+)\nA \([^)]*\): (.*)\nB \([^)]*\): (.*)$", re.MULTILINE)
+
+
+def one_word_changed(older: str, newer: str) -> bool:
+    """``newer`` is ``older`` with one word replaced: how ``add_changed`` builds a changed fact."""
+    older_words, newer_words = older.split(), newer.split()
+    if len(older_words) != len(newer_words):
+        return False
+    return sum(a != b for a, b in zip(older_words, newer_words, strict=True)) == 1
+
+
+def judgement(number: int, older: str, newer: str) -> dict[str, object]:
+    """A real model's answer for one pair (``judge_prompt.PairJudgement``): a one-word
+    variant is a new value of the same thing, anything else two separate facts."""
+    if one_word_changed(older, newer):
+        return {
+            "pair": number,
+            "same_thing": True,
+            "both_true": False,
+            "verdict": "replaces",
+            "keep": None,
+        }
+    return {
+        "pair": number,
+        "same_thing": False,
+        "both_true": True,
+        "verdict": "different",
+        "keep": None,
+    }
+
+
 def judge(messages: Sequence[ChatMessage]) -> str:
-    count = messages[-1].content.count("Pair ")
-    verdicts = [
-        {"pair": n, "verdict": "same" if n % 4 == 0 else "different", "keep": "A"}
-        for n in range(1, count + 1)
-    ]
+    pairs = PAIR.findall(messages[-1].content)
+    verdicts = [judgement(int(number), older, newer) for number, older, newer in pairs]
     return json.dumps({"verdicts": verdicts})
 
 
