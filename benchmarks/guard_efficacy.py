@@ -6,8 +6,11 @@ A scripted conversation (four people, small talk, new facts, updates, paraphrase
 negations, repeats, questions, prompt injections) runs through the real write path: the real
 embedding model, SQLite and LanceDB in a temp dir. The language model is a test double that
 knows the right answer for every message and makes each kind of mistake at a set rate
-(``MISTAKE_RATES``). Every injected mistake is then traced to the write that was applied:
-stopped (and by which guard) or got through. Also prints the model calls per message.
+(``MISTAKE_RATES``), in each call of the write path: extraction, extraction with the decisions
+(the combined call, made when the message resembles known facts; its decisions make the
+per-decision mistakes too) and the decision prompt. Every injected mistake is then traced to
+the write that was applied: stopped (and by which guard) or got through. Also prints the
+model calls per message.
 """
 
 from __future__ import annotations
@@ -21,22 +24,24 @@ import re
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from memory.index import LanceFactIndex
-from memory.llm import ChatMessage, ScriptedLanguageModel
+from memory.llm import ChatMessage, RecordedCall, ScriptedLanguageModel
 from memory.records import Action, Actor, FactEvent
 from memory.scope import Scope
 from memory.store import Store
 from memory.write import MemoryWriter, WriteSettings
 from memory.write.pipeline import PipelineSettings
+from memory.write.prompts import combined
 from tests.conftest import real_embedder
 
 MISTAKE_RATES = {
-    "broken_extraction_json": 0.04,  # per extraction call
+    "broken_extraction_json": 0.04,  # per extraction call (the combined call is one)
     "broken_decision_json": 0.04,  # per decision call
     "unknown_action": 0.03,  # per decision call
     "hallucinated_target": 0.15,  # per UPDATE/DELETE decision
@@ -46,6 +51,8 @@ MISTAKE_RATES = {
     "repeat_mistake_on_retry": 0.5,  # chance the retry repeats a bad target
 }
 WHOLE_ANSWER_MISTAKES = ("broken_extraction_json", "broken_decision_json", "unknown_action")
+# A queued write is retried until the model gets it right; this many tries means it never will.
+MAX_ATTEMPTS = 50
 
 SLOTS = {
     "location": ("I live in {}", ["Paris", "Berlin", "Lyon", "Madrid", "Rome", "Vienna", "Oslo"]),
@@ -54,6 +61,15 @@ SLOTS = {
     "drink": ("I prefer {}", ["tea over coffee", "coffee over tea", "water over soda"]),
     "sister": ("My sister lives in {}", ["Lyon", "Nantes", "Porto", "Ghent", "Turin"]),
     "car": ("I drive a {}", ["Toyota Corolla", "Volvo XC60", "Fiat Panda", "Renault Clio"]),
+}
+# The category a right extraction gives each slot's facts (hobbies: "hobby").
+SLOT_CATEGORIES = {
+    "location": "location",
+    "job": "work",
+    "age": "identity",
+    "drink": "preference",
+    "sister": "family",
+    "car": "possession",
 }
 HOBBIES = ["chess", "hiking", "painting", "cycling", "knitting", "swimming", "baking bread"]
 SMALL_TALK = ["ok", "thanks!", "haha", "👍", "cool, thank you", "good night", "lol nice", "yes"]
@@ -85,6 +101,7 @@ class Intent:
     text: str
     action: str
     target: str | None = None
+    category: str = "other"
 
 
 @dataclass
@@ -102,6 +119,10 @@ class Persona:
 
     def known(self) -> list[str]:
         return list(self.slots.values()) + list(self.hobbies.values())
+
+    def category_of(self, text: str) -> str:
+        slot = next((slot for slot, known in self.slots.items() if known == text), None)
+        return "hobby" if slot is None else SLOT_CATEGORIES[slot]
 
 
 @dataclass
@@ -140,7 +161,7 @@ class Conversation:
             hobby = self.rng.choice(hobbies or HOBBIES)
             text = f"I like {hobby}"
             person.hobbies[hobby] = text
-        return Plan("new", text, [Intent(text, "ADD")])
+        return Plan("new", text, [Intent(text, "ADD", category=person.category_of(text))])
 
     def plan_update(self, person: Persona) -> Plan | None:
         if not person.slots:
@@ -149,21 +170,22 @@ class Conversation:
         old, text = person.slots[slot], self.slot_value(slot, person)
         person.slots[slot] = text
         message = f"Actually, {text[0].lower()}{text[1:]} now"
-        return Plan("update", message, [Intent(text, "UPDATE", old)])
+        return Plan("update", message, [Intent(text, "UPDATE", old, SLOT_CATEGORIES[slot])])
 
     def plan_repeat(self, person: Persona) -> Plan | None:
         known = person.known()
         if not known:
             return None
         text = self.rng.choice(known)
-        return Plan("repeat", text.lower() + "!", [Intent(text.lower() + "!", "NONE", text)])
+        intent = Intent(text.lower() + "!", "NONE", text, person.category_of(text))
+        return Plan("repeat", intent.text, [intent])
 
     def plan_paraphrase(self, person: Persona) -> Plan | None:
         if not person.hobbies:
             return None
         hobby = self.rng.choice(sorted(person.hobbies))
         text = f"I really enjoy {hobby}"
-        return Plan("paraphrase", text, [Intent(text, "NONE", person.hobbies[hobby])])
+        return Plan("paraphrase", text, [Intent(text, "NONE", person.hobbies[hobby], "hobby")])
 
     def plan_negation(self, person: Persona) -> Plan | None:
         if not person.hobbies:
@@ -171,7 +193,7 @@ class Conversation:
         hobby = self.rng.choice(sorted(person.hobbies))
         old = person.hobbies.pop(hobby)
         text = f"I no longer like {hobby}"
-        return Plan("negation", text, [Intent(text, "DELETE", old)])
+        return Plan("negation", text, [Intent(text, "DELETE", old, "hobby")])
 
     def plan_two_facts(self, person: Persona) -> Plan | None:
         update = self.plan_update(person)
@@ -189,7 +211,10 @@ class Conversation:
         # Correct: UPDATE once, then NONE (or ADD); the model will UPDATE the same target twice.
         return Plan(
             "double_update", f"{text}. Yes, {again.lower()}",
-            [Intent(text, "UPDATE", old), Intent(again, "UPDATE_AGAIN", old)],
+            [
+                Intent(text, "UPDATE", old, "location"),
+                Intent(again, "UPDATE_AGAIN", old, "location"),
+            ],
         )  # fmt: skip
 
     def plan_small_talk(self, person: Persona) -> Plan:
@@ -210,65 +235,115 @@ class Conversation:
 
 
 class MistakeModel:
-    """Test double for the model: right answers from the plan, mistakes at MISTAKE_RATES."""
+    """Test double for the model: right answers from the plan, mistakes at MISTAKE_RATES.
 
-    def __init__(self, rng: random.Random) -> None:
+    Each call is told apart by the JSON schema it asks for (``recorded``: the scripted
+    model's record of the calls, the current one last), not by the prompts' wording:
+    "decisions" is the decision prompt, "facts" extraction, and "facts" whose items carry an
+    "action" the combined call. A call it cannot answer is kept in ``failures`` (the writer
+    would only keep the message queued)."""
+
+    def __init__(self, rng: random.Random, recorded: Sequence[RecordedCall]) -> None:
         self.rng = rng
+        self.recorded = recorded
         self.plan: Plan | None = None
         self.injected: list[Injection] = []
         self.calls: Counter[str] = Counter()
+        self.failures: list[Exception] = []
 
     def __call__(self, messages: Sequence[ChatMessage]) -> str:
+        try:
+            return self.answer(messages)
+        except Exception as error:
+            self.failures.append(error)
+            raise
+
+    def answer(self, messages: Sequence[ChatMessage]) -> str:
         assert self.plan is not None
-        if "list the facts" in messages[0].content:
-            return self.extraction(self.plan)
-        return self.decision(messages)
+        call = self.recorded[-1]
+        assert call.messages == tuple(messages), "the recorded call is not this one"
+        kind = answer_kind(call.json_schema)
+        if kind == "decision":
+            return self.decision(messages)
+        # The message (and the known facts, for the combined call) are in the first user
+        # turn; a second one asks again for facts written in English (never asked here).
+        if len(messages) > 2:
+            self.calls[f"{kind} again"] += 1
+            return json.dumps({"facts": self.facts(self.plan)})
+        if kind == "combined":
+            return self.combined(self.plan, combined.known_of(messages[1].content))
+        return self.extraction(self.plan)
 
     def chance(self, kind: str) -> bool:
         return self.rng.random() < MISTAKE_RATES[kind]
 
-    def extraction(self, plan: Plan) -> str:
-        self.calls["extraction"] += 1
+    def facts(self, plan: Plan) -> list[dict[str, object]]:
+        return [{"text": i.text, "category": i.category, "when": None} for i in plan.intents]
+
+    def broken_extraction(self, plan: Plan) -> str | None:
         if plan.intents and self.chance("broken_extraction_json"):
             self.injected.append(Injection("broken_extraction_json"))
             return '{"facts": [{"text": "' + plan.intents[0].text[:8]
-        facts = [{"text": i.text, "category": "other", "valid_from": None} for i in plan.intents]
+        return None
+
+    def extraction(self, plan: Plan) -> str:
+        self.calls["extraction"] += 1
+        broken = self.broken_extraction(plan)
+        return broken if broken is not None else json.dumps({"facts": self.facts(plan)})
+
+    def combined(self, plan: Plan, known: list[str]) -> str:
+        """The facts, each with its decision about the known facts listed (numbered 1..k)."""
+        self.calls["combined"] += 1
+        broken = self.broken_extraction(plan)
+        if broken is not None:
+            return broken
+        facts = []
+        for fact, intent in zip(self.facts(plan), plan.intents, strict=True):
+            action, target = self.decide_one(intent.text, known, retry=False)
+            facts.append(fact | {"action": action, "target": target})
         return json.dumps({"facts": facts})
 
     def decision(self, messages: Sequence[ChatMessage]) -> str:
         retry = len(messages) > 2
         self.calls["decision retry" if retry else "decision"] += 1
         items = parse_items(messages[1].content)
+        if not items:
+            raise ValueError(f"no new fact in the decision prompt: {messages[1].content!r}")
         if not retry and self.chance("broken_decision_json"):
             self.injected.append(Injection("broken_decision_json"))
             return '{"decisions": [{"fact": 1, "action": "UPD'
         if not retry and self.chance("unknown_action"):
             self.injected.append(Injection("unknown_action"))
             return json.dumps({"decisions": [{"fact": 1, "action": "REPLACE", "target": 1}]})
-        decisions = [self.decide_one(number, text, shown, retry) for number, text, shown in items]
+        decisions = []
+        for number, text, shown in items:
+            action, target = self.decide_one(text, shown, retry)
+            decisions.append({"fact": number, "action": action, "target": target})
         return json.dumps({"decisions": decisions})
 
     def intent_for(self, text: str) -> Intent:
         assert self.plan is not None
-        return next(i for i in self.plan.intents if i.text == text)
+        found = next((i for i in self.plan.intents if i.text == text), None)
+        if found is None:
+            raise ValueError(f"{text!r} is no fact of the message {self.plan.message!r}")
+        return found
 
-    def decide_one(
-        self, number: int, text: str, shown: list[str], retry: bool
-    ) -> dict[str, object]:
+    def decide_one(self, text: str, shown: list[str], retry: bool) -> tuple[str, int | None]:
+        """The action and target (a number of ``shown``) for the new fact ``text``."""
         intent = self.intent_for(text)
         action, target = correct_answer(intent, shown)
         if intent.action == "INJECTED":
-            return {"fact": number, "action": action, "target": target}  # counted per message
+            return action, target  # counted per message
         if retry:
             repeat = self.rng.random() < MISTAKE_RATES["repeat_mistake_on_retry"]
             if action in ("UPDATE", "DELETE") and repeat:
                 target = len(shown) + 3
-            return {"fact": number, "action": action, "target": target}
-        return self.with_mistake(number, text, shown, action, target)
+            return action, target
+        return self.with_mistake(text, shown, action, target)
 
     def with_mistake(
-        self, number: int, text: str, shown: list[str], action: str, target: int | None
-    ) -> dict[str, object]:
+        self, text: str, shown: list[str], action: str, target: int | None
+    ) -> tuple[str, int | None]:
         if action in ("UPDATE", "DELETE") and target is not None:
             if self.chance("hallucinated_target"):
                 self.injected.append(Injection("hallucinated_target", text))
@@ -284,7 +359,21 @@ class MistakeModel:
             action = self.rng.choice(["UPDATE", "DELETE"])
             self.injected.append(Injection("destructive_instead_of_keep", text, shown[0]))
             target = 1
-        return {"fact": number, "action": action, "target": target}
+        return action, target
+
+
+def answer_kind(schema: Mapping[str, Any] | None) -> str:
+    """Which write-path call asks for ``schema``: extraction, combined or decision."""
+    properties = {} if schema is None else schema.get("properties", {})
+    if "decisions" in properties:
+        return "decision"
+    if "facts" not in properties:
+        raise ValueError(f"not a call of the write path (it asks for {sorted(properties)})")
+    assert schema is not None
+    items = properties["facts"]["items"]
+    if "$ref" in items:  # one fact's fields are a definition of their own
+        items = schema["$defs"][items["$ref"].rsplit("/", 1)[-1]]
+    return "combined" if "action" in items.get("properties", {}) else "extraction"
 
 
 def correct_answer(intent: Intent, shown: list[str]) -> tuple[str, int | None]:
@@ -355,14 +444,15 @@ def classify(injection: Injection, events: list[FactEvent], queued: bool, tally:
 async def run(messages: int, seed: int, threshold: float) -> None:
     rng = random.Random(seed)
     embedder = real_embedder()
-    model = MistakeModel(random.Random(seed + 1))
+    recorded: list[RecordedCall] = []
+    model = MistakeModel(random.Random(seed + 1), recorded)
     conversation = Conversation(rng)
     people = [Persona(Scope(f"console:user{n}", f"console:room{n}")) for n in range(4)]
     clock = [datetime(2026, 11, 1, tzinfo=UTC)]
     with tempfile.TemporaryDirectory() as directory:
         store = await Store.open(Path(directory) / "bench.sqlite3")
         index = await LanceFactIndex.open(Path(directory) / "index", dimension=384)
-        llm = ScriptedLanguageModel(fallback=model)
+        llm = ScriptedLanguageModel(fallback=model, calls=recorded)
         settings = WriteSettings(PipelineSettings(candidate_threshold=threshold))
         writer = MemoryWriter(store, index, embedder, llm, settings, clock=lambda: clock[0])
         tally, kinds = Tally(), Counter[str]()
@@ -392,11 +482,15 @@ async def one_message(
     before = len(model.injected)
     last_event = await latest_event_id(store, person.scope)
     await writer.accept(person.scope, plan.message, message_time=clock[0])
-    await writer.drain()
+    await drained(writer, model, plan, 1)
     queued_after_first = await queued(store) > 0
+    attempts = 1
     while await queued(store):  # retry until the model gets it right (rates are < 1)
+        if attempts >= MAX_ATTEMPTS:
+            raise RuntimeError(f"{plan.message!r} still queued after {attempts} attempts")
         clock[0] += timedelta(hours=2)
-        await writer.drain()
+        attempts += 1
+        await drained(writer, model, plan, attempts)
     clock[0] += timedelta(minutes=5)
     events = await events_since(store, person.scope, last_event)
     for event in events:
@@ -406,6 +500,15 @@ async def one_message(
     tally.target_not_shown += count_target_not_shown(plan, events)
     for injection in model.injected[before:]:
         classify(injection, events, queued_after_first, tally)
+
+
+async def drained(writer: MemoryWriter, model: MistakeModel, plan: Plan, attempt: int) -> None:
+    """One pass of the queue worker; stops the run if the model double could not answer."""
+    await writer.drain()
+    if model.failures:
+        raise RuntimeError(
+            f"the model double could not answer for {plan.message!r} (attempt {attempt})"
+        ) from model.failures[0]
 
 
 def message_level_mistakes(plan: Plan) -> list[Injection]:
