@@ -190,17 +190,13 @@ class WriteThread:
                     item = self._next(wait=False, replies_only=replies)
             if commit.rows or commit.scrub is not None:
                 asyncio.run_coroutine_threadsafe(commit.after(), first.loop).result()
-        except _WholeCommitLost as lost:
-            members, outcomes = self._all_fail(members or [first], lost.error)
         except Exception as error:
-            members, outcomes = self._all_fail(members or [first], error)
+            # Every job of the commit fails alike: with what ended it, or what failed after it.
+            cause = error.error if isinstance(error, _WholeCommitLost) else error
+            members = members or [first]
+            outcomes = [(None, self._as_store_error(cause))] * len(members)
         for member, (value, failure) in zip(members, outcomes, strict=True):
             member.loop.call_soon_threadsafe(_settle, member.future, value, failure)
-
-    def _all_fail(
-        self, members: list[_Waiting], error: BaseException
-    ) -> tuple[list[_Waiting], list[tuple[Any, BaseException | None]]]:
-        return members, [(None, self._as_store_error(error))] * len(members)
 
     def _run_one(
         self, session: Session, commit: Commit, item: _Waiting
