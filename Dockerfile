@@ -17,12 +17,13 @@ WORKDIR /src
 # The dependencies first, in a layer of their own: a change to the code alone reinstalls
 # only Mnemo (seconds), not the ~900 MB of libraries. The packages are empty here.
 COPY pyproject.toml README.md LICENSE ./
-RUN mkdir adapters bot memory \
-    && touch adapters/__init__.py bot/__init__.py memory/__init__.py \
+RUN mkdir adapters bot evaluation memory \
+    && touch adapters/__init__.py bot/__init__.py evaluation/__init__.py memory/__init__.py \
     && /opt/mnemo/bin/pip install . \
     && /opt/mnemo/bin/pip uninstall --yes mnemo
 COPY adapters ./adapters
 COPY bot ./bot
+COPY evaluation ./evaluation
 COPY memory ./memory
 # pip and setuptools are not needed to run the bot.
 RUN /opt/mnemo/bin/pip install --no-deps . \

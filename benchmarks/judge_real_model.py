@@ -5,7 +5,7 @@ as consolidation sends them, and what the code then does with each verdict.
     .venv/bin/python -m benchmarks.judge_real_model --base-url http://127.0.0.1:18436/v1 \
         --model qwen2.5-coder-1.5b-instruct
 
-The pairs are `memory/calibration/pairs.csv` (138 pairs in six languages, each labelled with
+The pairs are `evaluation/calibration/pairs.csv` (138 pairs in six languages, each labelled with
 its relation), shuffled with a fixed seed and sent as consolidation sends them (one pair a
 call; ``--batch`` for more) through :func:`memory.consolidation.judge.judge_batch` and
 :func:`memory.consolidation.decisions.decisions_for_batch`, so the guards apply as they do in
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.real_model import server_arguments
-from memory.calibration.pairs import LabelledPair, default_pairs_path, load_pairs
+from evaluation.calibration.pairs import LabelledPair, default_pairs_path, load_pairs
 from memory.consolidation.decisions import MergeDecision, Verdict, decisions_for_batch
 from memory.consolidation.judge import JudgeReplyInvalid, judge_batch
 from memory.consolidation.pairs import CandidatePair

@@ -24,12 +24,11 @@ from pydantic import (
 )
 from sqlalchemy import URL, make_url
 
-from memory.calibration.known import calibrated_threshold
 from memory.embedding.prompts import Prompts, default_prompts
 from memory.llm import TokenBudgets
 from memory.scope import ScopeMode
 from memory.store.database import sqlite_url
-from memory.write.candidates import CALIBRATED_CANDIDATE_THRESHOLD
+from memory.write.candidates import CALIBRATED_CANDIDATE_THRESHOLD, calibrated_threshold
 
 DEFAULT_CONFIG_PATH = Path("mnemo.toml")
 ENVIRONMENT_PREFIX = "MNEMO_"

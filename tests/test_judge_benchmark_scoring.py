@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.judge_real_model import candidate, outcome
-from memory.calibration.pairs import LabelledPair
+from evaluation.calibration.pairs import LabelledPair
 from memory.consolidation.decisions import MergeDecision, Verdict, decide
 from memory.consolidation.judge_prompt import PairJudgement
 from tests.memory.consolidation.helpers import judged

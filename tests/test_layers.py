@@ -1,4 +1,6 @@
-"""The layout is the architecture: adapters -> bot -> memory, dependencies pointing down."""
+"""The layout is the architecture: adapters -> bot -> memory, dependencies pointing down;
+evaluation (the tools of `mnemo eval` and `mnemo calibrate`) measures memory, and only the
+command line uses it."""
 
 from __future__ import annotations
 
@@ -8,7 +10,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-FORBIDDEN = {"memory": {"bot", "adapters"}, "bot": {"adapters"}, "adapters": set[str]()}
+FORBIDDEN = {
+    "memory": {"bot", "adapters", "evaluation"},
+    "evaluation": {"bot", "adapters"},
+    "bot": {"adapters"},
+    "adapters": {"evaluation"},
+}
 
 
 def imported_packages(path: Path) -> set[str]:

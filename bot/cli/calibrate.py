@@ -12,7 +12,7 @@ from rich.table import Table
 from bot.components import build_embedder
 from bot.config import Config
 from bot.data_folder import DataAccess
-from memory.calibration import (
+from evaluation.calibration import (
     ACTION_OF_GROUP,
     GroupStats,
     LanguageSeparation,

@@ -17,7 +17,7 @@ from bot.cli.evaluate_memory import register_memory, run_memory
 from bot.components import build_embedder, build_reranker
 from bot.config import Config
 from bot.data_folder import DataAccess
-from memory.evaluation import (
+from evaluation import (
     ALL_MODES,
     CUTOFFS,
     DatasetError,

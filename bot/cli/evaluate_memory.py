@@ -21,10 +21,10 @@ from rich.text import Text
 
 from bot.components import build_embedder, build_language_model
 from bot.config import Config
-from memory.evaluation.memory_cases import CaseError, Dataset, load_memory_cases
-from memory.evaluation.memory_harness import run_memory_evaluation
-from memory.evaluation.memory_scoring import memory_summary
-from memory.evaluation.reference_model import ReferenceModel
+from evaluation.memory_cases import CaseError, Dataset, load_memory_cases
+from evaluation.memory_harness import run_memory_evaluation
+from evaluation.memory_scoring import memory_summary
+from evaluation.reference_model import ReferenceModel
 from memory.llm import LanguageModel, LanguageModelError
 from memory.write.pipeline import PipelineSettings
 

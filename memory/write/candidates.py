@@ -16,6 +16,23 @@ from memory.store import Store
 
 # `mnemo calibrate` for all-MiniLM-L6-v2 (docs/benchmarks.md); memory.candidate_threshold.
 CALIBRATED_CANDIDATE_THRESHOLD = 0.30
+# The thresholds `mnemo calibrate` recommended for the models Mnemo knows (each spreads
+# similarities its own way): the lowest pair that must be a candidate, less 0.05 for recall,
+# on the shipped pairs with facts embedded as documents; for EmbeddingGemma the lower of its
+# fp32 and int8 copies.
+_KNOWN_THRESHOLDS = {
+    "all-minilm-l6-v2": CALIBRATED_CANDIDATE_THRESHOLD,
+    "embeddinggemma": 0.48,
+}
+
+
+def calibrated_threshold(model: str) -> float | None:
+    """The measured threshold of ``model`` (by name, fastembed's or Ollama's), else None."""
+    name = model.lower()
+    for known, threshold in _KNOWN_THRESHOLDS.items():
+        if known in name:
+            return threshold
+    return None
 
 
 @dataclass(frozen=True, slots=True)

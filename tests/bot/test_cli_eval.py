@@ -13,7 +13,7 @@ from bot.components import build_reranker, recall_settings
 from bot.config import EmbeddingSettings, MemorySettings
 from memory.recall import FastEmbedReranker
 from tests.conftest import LOCAL_MODEL_DIRECTORY
-from tests.memory.evaluation.tiny_locomo import TINY_LOCOMO
+from tests.evaluation.tiny_locomo import TINY_LOCOMO
 
 
 @pytest.fixture

@@ -137,7 +137,7 @@ async def test_the_sqlite_stack_answers_learns_keeps_and_stops_cleanly(
     calibration = stack.compose("run", "--rm", "--no-deps", "bot", "calibrate", check=False)
     assert calibration.returncode == 0, calibration.stdout + calibration.stderr
     printed = " ".join(calibration.stdout.split())  # rich wraps at 80 columns
-    shipped = "/opt/mnemo/lib/python3.11/site-packages/memory/calibration/pairs.csv"
+    shipped = "/opt/mnemo/lib/python3.11/site-packages/evaluation/calibration/pairs.csv"
     assert f" pairs from {shipped}" in printed
     assert "model ollama/all-minilm" in printed
 

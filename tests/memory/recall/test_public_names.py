@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import memory.calibration
-import memory.evaluation
+import evaluation
+import evaluation.calibration
 import memory.recall
 
 
@@ -26,8 +26,8 @@ def test_recall_names() -> None:
 
 
 def test_every_exported_name_exists() -> None:
-    for package in (memory.recall, memory.evaluation, memory.calibration):
+    for package in (memory.recall, evaluation, evaluation.calibration):
         for name in package.__all__:
             assert hasattr(package, name), (package.__name__, name)
-    assert "run_evaluation" in memory.evaluation.__all__
-    assert "recommend_threshold" in memory.calibration.__all__
+    assert "run_evaluation" in evaluation.__all__
+    assert "recommend_threshold" in evaluation.calibration.__all__

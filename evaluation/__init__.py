@@ -1,7 +1,7 @@
 """Retrieval evaluation on LoCoMo: loader, harness over the real read path, metrics."""
 
-from memory.evaluation.harness import ALL_MODES, EvalMode, EvalRun, probe_reranker, run_evaluation
-from memory.evaluation.locomo import (
+from evaluation.harness import ALL_MODES, EvalMode, EvalRun, probe_reranker, run_evaluation
+from evaluation.locomo import (
     CATEGORY_NAMES,
     Conversation,
     DatasetError,
@@ -9,8 +9,8 @@ from memory.evaluation.locomo import (
     Question,
     load_locomo,
 )
-from memory.evaluation.metrics import CUTOFFS, QuestionOutcome, Scores, score, score_by_category
-from memory.evaluation.report import category_label, run_summary
+from evaluation.metrics import CUTOFFS, QuestionOutcome, Scores, score, score_by_category
+from evaluation.report import category_label, run_summary
 
 __all__ = [
     "ALL_MODES",

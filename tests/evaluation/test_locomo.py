@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from memory.evaluation import DatasetError, load_locomo
-from tests.memory.evaluation.tiny_locomo import TINY_LOCOMO
+from evaluation import DatasetError, load_locomo
+from tests.evaluation.tiny_locomo import TINY_LOCOMO
 
-LOCOMO = Path(__file__).resolve().parents[4] / "shared" / "data" / "locomo10.json"
+LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo10.json"
 
 
 def _write(tmp_path: Path, content: object) -> Path:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.calibration import (
+from evaluation.calibration import (
     LabelledPair,
     ScoredPair,
     by_language,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.evaluation import QuestionOutcome, score, score_by_category
+from evaluation import QuestionOutcome, score, score_by_category
 
 
 def test_outcome_from_ranking() -> None:

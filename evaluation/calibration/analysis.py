@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from itertools import combinations
 from statistics import fmean
 
-from memory.calibration.pairs import GROUPS
-from memory.calibration.scoring import ScoredPair
+from evaluation.calibration.pairs import GROUPS
+from evaluation.calibration.scoring import ScoredPair
 
 NOT_A_CANDIDATE = "unrelated"
 

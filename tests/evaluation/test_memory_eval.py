@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from evaluation.memory_cases import CaseError, Dataset, load_memory_cases
+from evaluation.memory_harness import ConversationResult, run_memory_evaluation
+from evaluation.memory_scoring import memory_summary, translated
+from evaluation.reference_model import ReferenceModel
 from memory.embedding import Embedder
-from memory.evaluation.memory_cases import CaseError, Dataset, load_memory_cases
-from memory.evaluation.memory_harness import ConversationResult, run_memory_evaluation
-from memory.evaluation.memory_scoring import memory_summary, translated
-from memory.evaluation.reference_model import ReferenceModel
 from memory.llm import CallKind, ChatMessage, ScriptedLanguageModel
 from memory.records import Fact, FactSource, FactStatus
 from memory.write.candidates import CALIBRATED_CANDIDATE_THRESHOLD

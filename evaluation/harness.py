@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from evaluation.locomo import Conversation, Question
+from evaluation.metrics import CUTOFFS, QuestionOutcome
 from memory.embedding.base import Embedder, Vectors
 from memory.embedding.batching import EmbeddingBatcher
-from memory.evaluation.locomo import Conversation, Question
-from memory.evaluation.metrics import CUTOFFS, QuestionOutcome
 from memory.index.lance import LanceFactIndex
 from memory.indexing import index_facts
 from memory.recall.errors import RerankerError

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from evaluation.measured_model import CallLog, MeasuredModel
+from evaluation.memory_cases import Conversation, Dataset
 from memory.embedding.base import Embedder
-from memory.evaluation.measured_model import CallLog, MeasuredModel
-from memory.evaluation.memory_cases import Conversation, Dataset
 from memory.index.lance import LanceFactIndex
 from memory.llm import LanguageModel
 from memory.records import Fact, FactSource

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memory.calibration.pairs import LabelledPair
+from evaluation.calibration.pairs import LabelledPair
 from memory.embedding.base import Embedder, cosine_similarity
 
 

@@ -1,6 +1,6 @@
 """Calibration: measuring similarity thresholds on labelled pairs (design section 8)."""
 
-from memory.calibration.analysis import (
+from evaluation.calibration.analysis import (
     ACTION_OF_GROUP,
     GroupStats,
     LanguageSeparation,
@@ -11,21 +11,21 @@ from memory.calibration.analysis import (
     overlaps,
     recommend_threshold,
 )
-from memory.calibration.pairs import (
+from evaluation.calibration.pairs import (
     GROUPS,
     LabelledPair,
     PairsFileError,
     default_pairs_path,
     load_pairs,
 )
-from memory.calibration.plot import write_histogram
-from memory.calibration.report import (
+from evaluation.calibration.plot import write_histogram
+from evaluation.calibration.report import (
     closest_calls,
     describe_overlap,
     describe_recommendation,
     missed_at,
 )
-from memory.calibration.scoring import ScoredPair, score_pairs
+from evaluation.calibration.scoring import ScoredPair, score_pairs
 
 __all__ = [
     "ACTION_OF_GROUP",

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from evaluation import ALL_MODES, load_locomo, run_evaluation, run_summary, score
 from memory.embedding import FastEmbedEmbedder
-from memory.evaluation import ALL_MODES, load_locomo, run_evaluation, run_summary, score
 from memory.recall import ScriptedReranker
-from tests.memory.evaluation.tiny_locomo import TINY_LOCOMO
+from tests.evaluation.tiny_locomo import TINY_LOCOMO
 
-LOCOMO = Path(__file__).resolve().parents[4] / "shared" / "data" / "locomo10.json"
+LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo10.json"
 
 
 async def test_tiny_conversation_in_every_mode(tmp_path: Path, embedder: FastEmbedEmbedder) -> None:

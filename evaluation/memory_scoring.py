@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
+from evaluation.measured_model import CallLog
+from evaluation.memory_cases import Expected
+from evaluation.memory_harness import ConversationResult, MemoryEvalRun
 from memory.embedding.languages import looks_english
-from memory.evaluation.measured_model import CallLog
-from memory.evaluation.memory_cases import Expected
-from memory.evaluation.memory_harness import ConversationResult, MemoryEvalRun
 from memory.records import Fact
 from memory.write.grounding import plain
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory.calibration.analysis import (
+from evaluation.calibration.analysis import (
     ACTION_OF_GROUP,
     NOT_A_CANDIDATE,
     Overlap,
     Recommendation,
 )
-from memory.calibration.scoring import ScoredPair
+from evaluation.calibration.scoring import ScoredPair
 
 
 def describe_overlap(overlap: Overlap) -> str:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw
 
-from memory.calibration.pairs import GROUPS
-from memory.calibration.scoring import ScoredPair
+from evaluation.calibration.pairs import GROUPS
+from evaluation.calibration.scoring import ScoredPair
 
 WIDTH = 900
 STRIP_HEIGHT = 90

@@ -8,7 +8,7 @@ import pytest
 from PIL import Image
 
 from bot.config import MemorySettings
-from memory.calibration import (
+from evaluation.calibration import (
     by_language,
     default_pairs_path,
     load_pairs,
@@ -17,8 +17,8 @@ from memory.calibration import (
     score_pairs,
     write_histogram,
 )
-from memory.calibration.known import calibrated_threshold
 from memory.embedding import FastEmbedEmbedder
+from memory.write.candidates import calibrated_threshold
 from tests.conftest import EMBEDDINGGEMMA, embeddinggemma_directory
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.calibration import GROUPS, PairsFileError, default_pairs_path, load_pairs
+from evaluation.calibration import GROUPS, PairsFileError, default_pairs_path, load_pairs
 
 HEADER = "group,language,first,second\n"
 

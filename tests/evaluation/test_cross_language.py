@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from evaluation import ALL_MODES, load_locomo, run_evaluation, score
 from memory.embedding import FastEmbedEmbedder
 from memory.embedding.languages import looks_english
-from memory.evaluation import ALL_MODES, load_locomo, run_evaluation, score
 from tests.conftest import EMBEDDINGGEMMA, embeddinggemma_directory
 
-CASES = Path(__file__).resolve().parents[3] / "memory" / "evaluation" / "cross_language.json"
+CASES = Path(__file__).resolve().parents[2] / "evaluation" / "cross_language.json"
 PASSIVE = [mode for mode in ALL_MODES if mode.path == "passive" and mode.scope == "joint"]
 
 

@@ -82,7 +82,7 @@ def load_memory_cases(path: Path | None = None) -> Dataset:
     """The dataset at ``path``, or the one shipped with Mnemo."""
     try:
         if path is None:
-            text = resources.files("memory.evaluation").joinpath(SHIPPED).read_text("utf-8")
+            text = resources.files("evaluation").joinpath(SHIPPED).read_text("utf-8")
         else:
             text = path.read_text(encoding="utf-8")
         dataset = Dataset.model_validate(json.loads(text))

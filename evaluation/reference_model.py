@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memory.evaluation.memory_cases import (
+from evaluation.memory_cases import (
     CaseError,
     Dataset,
     LabelledDecision,

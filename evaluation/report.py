@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memory.evaluation.harness import ALL_MODES, EvalMode, EvalRun
-from memory.evaluation.locomo import CATEGORY_NAMES
-from memory.evaluation.metrics import score, score_by_category
+from evaluation.harness import ALL_MODES, EvalMode, EvalRun
+from evaluation.locomo import CATEGORY_NAMES
+from evaluation.metrics import score, score_by_category
 
 
 def category_label(category: int) -> str:

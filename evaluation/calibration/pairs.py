@@ -28,7 +28,7 @@ class LabelledPair:
 
 def default_pairs_path() -> Path:
     """The pairs file shipped with the package."""
-    return Path(str(resources.files("memory.calibration").joinpath("pairs.csv")))
+    return Path(str(resources.files("evaluation.calibration").joinpath("pairs.csv")))
 
 
 def load_pairs(path: Path) -> list[LabelledPair]:
