@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
+import aiorwlock
 import numpy as np
 import numpy.typing as npt
 
@@ -50,8 +51,12 @@ class IndexRebuildingError(VectorIndexError):
 
 
 class HealingIndex:
-    """A :class:`LanceFactIndex` (the ``VectorIndex`` port) that rebuilds broken files;
-    ``_heal_lock`` lets one of the tasks that meet broken files replace them."""
+    """A :class:`LanceFactIndex` (the ``VectorIndex`` port) that rebuilds broken files.
+
+    One of the tasks that meet broken files replaces them, holding the index files' lock
+    alone: the lock the Lance index takes to remove old versions' files, shared by each index
+    opened here, so no search reads the folder while it is moved aside.
+    """
 
     def __init__(
         self,
@@ -66,7 +71,6 @@ class HealingIndex:
         self._dimension = dimension
         self._refill = refill
         self._full_text_index = full_text_index
-        self._heal_lock = asyncio.Lock()
         self._rebuild: asyncio.Task[None] | None = None
         self.rebuilds = 0
         self.needs_refill = False
@@ -99,7 +103,7 @@ class HealingIndex:
                     f"{error}; `mnemo reconcile` rebuilds it from the database"
                 ) from error
             problem = error
-            index = await _replace_folder(directory, dimension, full_text_index, error)
+            index = await _replace_folder(directory, dimension, full_text_index, error, None)
         healing = cls(index, dimension=dimension, refill=refill, full_text_index=full_text_index)
         healing.needs_refill = problem is not None or await index.count() == 0
         if problem is not None:
@@ -129,7 +133,7 @@ class HealingIndex:
         """If the files read from disk are broken, replace them and start the refill; True if
         replaced (now or by a rebuild still running). After an error (``after_error``) the
         files are read at most once a minute, not on every failing search."""
-        async with self._heal_lock:
+        async with self._index.files.writer:
             if self.rebuilding:
                 return True
             if after_error:
@@ -144,7 +148,7 @@ class HealingIndex:
                 return False
             old = self._index
             self._index = await _replace_folder(
-                self.path, self._dimension, self._full_text_index, problem
+                self.path, self._dimension, self._full_text_index, problem, old.files
             )
             self.replacements.append(str(problem))
             with contextlib.suppress(VectorIndexError, *LANCE_ERRORS):
@@ -254,9 +258,14 @@ class HealingIndex:
 
 
 async def _replace_folder(
-    path: Path, dimension: int, full_text_index: bool, problem: VectorIndexError
+    path: Path,
+    dimension: int,
+    full_text_index: bool,
+    problem: VectorIndexError,
+    files: aiorwlock.RWLock | None,
 ) -> LanceFactIndex:
-    """Move the broken folder aside, create an empty index in its place, delete the copy."""
+    """Move the broken folder aside, create an empty index in its place (with the files lock
+    ``files``), delete the copy."""
     try:
         aside = await asyncio.to_thread(_move_aside, path)
     except OSError as error:
@@ -264,7 +273,9 @@ async def _replace_folder(
             f"the vector index at {path} is unreadable and cannot be moved aside "
             f"({error.strerror}): delete it by hand, then run `mnemo reconcile`"
         ) from error
-    index = await LanceFactIndex.open(path, dimension=dimension, full_text_index=full_text_index)
+    index = await LanceFactIndex.open(
+        path, dimension=dimension, full_text_index=full_text_index, files=files
+    )
     await asyncio.to_thread(_delete, aside)
     log.warning(
         "vector index at %s was unreadable (%s): replaced by an empty one and rebuilding it "

@@ -100,7 +100,9 @@ class LanceFactIndex:
     """Facts' vectors in one LanceDB table, searched with cosine distance and a prefilter.
 
     Writes come from one task at a time (the store's writer), reads from any: reads hold
-    ``_files`` shared, the removal of old versions' files holds it alone.
+    ``files`` shared, the removal of old versions' files holds it alone (as does the
+    replacement of a broken folder, :mod:`memory.index.healing`, which passes its lock on to
+    each index it opens).
     """
 
     def __init__(
@@ -110,6 +112,7 @@ class LanceFactIndex:
         *,
         optimize_every: int = 32,
         scope_cache_rows: int = SCOPE_CACHE_ROWS,
+        files: aiorwlock.RWLock | None = None,
     ) -> None:
         self._table = table
         self.path = path
@@ -117,7 +120,7 @@ class LanceFactIndex:
         self._optimize_every = optimize_every
         self._writes_since_optimize = 0
         self._compactions_since_merge = 0
-        self._files = aiorwlock.RWLock()
+        self.files = files or aiorwlock.RWLock()
         # Searches of a scope seen lately are served from memory; every write below tells it.
         self.scope_cache = ScopeVectorCache(scope_cache_rows)
 
@@ -130,6 +133,7 @@ class LanceFactIndex:
         optimize_every: int = 32,
         full_text_index: bool = False,
         scope_cache_rows: int = SCOPE_CACHE_ROWS,
+        files: aiorwlock.RWLock | None = None,
     ) -> LanceFactIndex:
         """Open the index, (re)creating the table, empty, if it is missing or of another
         dimension; ``full_text_index`` builds LanceDB's full-text index if there is none."""
@@ -152,7 +156,11 @@ class LanceFactIndex:
             if table is None:
                 table = await connection.create_table(TABLE_NAME, schema=_schema(dimension))
             index = cls(
-                table, directory, optimize_every=optimize_every, scope_cache_rows=scope_cache_rows
+                table,
+                directory,
+                optimize_every=optimize_every,
+                scope_cache_rows=scope_cache_rows,
+                files=files,
             )
             await index._create_indices(full_text_index)
             return index
@@ -248,7 +256,7 @@ class LanceFactIndex:
         if min_similarity is not None:
             query = query.distance_range(upper_bound=1.0 - min_similarity)
         with failing("cannot search the vector index"):
-            async with self._files.reader:
+            async with self.files.reader:
                 rows = await query.to_list()
         # LanceDB's cosine distance is 1 - cosine similarity.
         return [ScoredFactId(int(row["fact_id"]), 1.0 - float(row["_distance"])) for row in rows]
@@ -257,7 +265,7 @@ class LanceFactIndex:
         """At most ``limit`` rows of ``scope`` made by ``model``: their ids and vectors (for
         the scope cache)."""
         with failing("cannot search the vector index"):
-            async with self._files.reader:
+            async with self.files.reader:
                 table = await (
                     self._table.query()
                     .where(_search_where(scope, model))
@@ -273,7 +281,7 @@ class LanceFactIndex:
         if not query.strip():
             return []
         with failing("cannot search the facts' text"):
-            async with self._files.reader:
+            async with self.files.reader:
                 rows = await (
                     self._table.query()
                     .nearest_to_text(query, columns="text")
@@ -289,7 +297,7 @@ class LanceFactIndex:
         if not fact_ids:
             return {}
         with failing("cannot read the vector index"):
-            async with self._files.reader:
+            async with self.files.reader:
                 table = await (
                     self._table.query()
                     .where(ids_where(list(fact_ids)))
@@ -305,7 +313,7 @@ class LanceFactIndex:
 
     async def indexed_models(self) -> dict[int, str]:
         with failing("cannot read the vector index"):
-            async with self._files.reader:
+            async with self.files.reader:
                 rows = await self._table.query().select(["fact_id", "model"]).to_arrow()
         return dict(zip(rows["fact_id"].to_pylist(), rows["model"].to_pylist(), strict=True))
 
@@ -314,7 +322,7 @@ class LanceFactIndex:
         :class:`VectorIndexError` if any of it is unreadable (zeroed, overwritten, gone)."""
         with failing(f"the vector index at {self.path} is unreadable"):
             probe = np.ones(_vector_dimension(await self._table.schema()), dtype=np.float32)
-            async with self._files.reader:
+            async with self.files.reader:
                 async for _ in await self._table.query().to_batches():
                     pass
                 await self._table.vector_search(probe).where("owner_digest = ''").to_list()
@@ -322,7 +330,7 @@ class LanceFactIndex:
                     await self._table.query().nearest_to_text("probe", columns="text").to_list()
 
     async def count(self) -> int:
-        async with self._files.reader:
+        async with self.files.reader:
             return int(await self._table.count_rows())
 
     async def optimize(self) -> None:
@@ -355,7 +363,7 @@ class LanceFactIndex:
     async def space(self) -> IndexSpace:
         """The folder's size, and how much of it the current rows and indices need."""
         with failing("cannot read the vector index"):
-            async with self._files.reader:
+            async with self.files.reader:
                 stats = await self._table.stats()
                 indices = await self._table.list_indices()
                 versions = len(await self._table.list_versions())
@@ -384,7 +392,7 @@ class LanceFactIndex:
         dataset = table_folder(self.path)
         await asyncio.to_thread(_compact_in_tiers, dataset, merge_indices)
         await self._table.checkout_latest()
-        async with self._files.writer:
+        async with self.files.writer:
             await asyncio.to_thread(_remove_old_versions, dataset)
         self._writes_since_optimize = 0
         self._compactions_since_merge = 0 if merge_indices else self._compactions_since_merge + 1

@@ -3,6 +3,7 @@ while running, with one log line, and searches fail (recall degrades) only meanw
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -117,6 +118,19 @@ async def test_a_running_index_heals_after_its_files_break(
     assert moved_aside_copies(memory.folder) == []
     (warning,) = _warnings(caplog)
     assert str(memory.folder) in warning
+    await index.aclose()
+
+
+async def test_tasks_meeting_broken_files_at_once_replace_them_once(memory: Memory) -> None:
+    index = await memory.open_index()
+    damage(memory.folder, "zeroed")
+
+    await asyncio.gather(*(index.heal_if_broken() for _ in range(5)))
+
+    assert len(index.replacements) == 1
+    assert index.rebuilds == 1
+    await index.wait_rebuilt()
+    assert await memory.sister_hits(index) == [2]
     await index.aclose()
 
 
