@@ -40,6 +40,7 @@ CONNECTION_ERRORS = (
     httpx.RemoteProtocolError,
     httpx.ReadError,
 )
+CONNECTION_ATTEMPTS = 3
 Result = TypeVar("Result")
 
 
@@ -64,7 +65,6 @@ class OllamaLanguageModel:
         *,
         host: str = "http://127.0.0.1:11434",
         timeout: float = 120.0,
-        connection_attempts: int = 3,
         retry_pause_seconds: float = 0.5,
         budgets: TokenBudgets | None = None,
         seed: int | None = None,
@@ -74,7 +74,6 @@ class OllamaLanguageModel:
         self._budgets = budgets or TokenBudgets()
         self._seed = seed
         self._host = host
-        self._attempts = max(1, connection_attempts)
         self._pause = retry_pause_seconds
         self._timeout = timeout
         self._client = client or ollama.AsyncClient(host=host, timeout=timeout)
@@ -184,11 +183,11 @@ class OllamaLanguageModel:
         self, call: Callable[[], Awaitable[Result]], *, may_retry: Callable[[], bool]
     ) -> Result:
         """``call()``, again after a refused or dropped connection while ``may_retry()``."""
-        for attempt in range(1, self._attempts + 1):
+        for attempt in range(1, CONNECTION_ATTEMPTS + 1):
             try:
                 return await call()
             except CONNECTION_ERRORS as error:
-                if attempt == self._attempts or not may_retry():
+                if attempt == CONNECTION_ATTEMPTS or not may_retry():
                     raise LanguageModelUnavailable(
                         f"Ollama at {self._host} is not reachable after {attempt} attempts "
                         f"(is `ollama serve` running? check llm.base_url): {error}"

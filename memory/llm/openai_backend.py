@@ -60,8 +60,9 @@ def message_body(message: ChatMessage) -> dict[str, Any]:
     return body
 
 
-class _NothingReceived(Exception):
-    """The server closed the connection before any of the answer arrived."""
+class _NothingReceived(httpx.RemoteProtocolError):
+    """The server closed the connection before any of the answer arrived (a transport error:
+    a second time, the server is not reachable)."""
 
 
 def error_detail(response: httpx.Response) -> str:
@@ -165,6 +166,7 @@ class OpenAILanguageModel:
         self._budgets = budgets or TokenBudgets()
         self._seed = seed
         self._base_url = base_url.rstrip("/")
+        self._chat_url = f"{self._base_url}/chat/completions"
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = client or httpx.AsyncClient(timeout=timeout, headers=headers)
 
@@ -230,13 +232,12 @@ class OpenAILanguageModel:
         return body
 
     async def _post(self, body: dict[str, Any]) -> Any:
-        url = f"{self._base_url}/chat/completions"
         async with self._transport_errors():
             try:
-                response = await self._client.post(url, json=body)
+                response = await self._client.post(self._chat_url, json=body)
             except httpx.RemoteProtocolError:
                 # A kept-alive connection the server had closed: once more, on a new one.
-                response = await self._client.post(url, json=body)
+                response = await self._client.post(self._chat_url, json=body)
         return self._read(response, offered_tools="tools" in body)
 
     async def stream(
@@ -250,10 +251,10 @@ class OpenAILanguageModel:
         body = {**self._body(messages, CallKind.REPLY, temperature, tools=tools), "stream": True}
         async with self._transport_errors():
             try:
-                answer = await self._stream_once(body, on_text, tools)
+                answer = await self._stream_once(body, on_text)
             except _NothingReceived:
                 # A kept-alive connection the server had closed: once more, on a new one.
-                answer = await self._stream_once(body, on_text, tools)
+                answer = await self._stream_once(body, on_text)
         if not answer.complete:
             raise LanguageModelUnavailable(
                 f"the OpenAI-compatible server at {self._base_url} ended the stream before "
@@ -261,23 +262,20 @@ class OpenAILanguageModel:
             )
         return self._turn(answer.payload(), CallKind.REPLY, tools)
 
-    async def _stream_once(
-        self, body: dict[str, Any], on_text: TextSink, tools: Sequence[ToolSpec]
-    ) -> StreamedAnswer:
+    async def _stream_once(self, body: dict[str, Any], on_text: TextSink) -> StreamedAnswer:
         answer = StreamedAnswer()
-        url = f"{self._base_url}/chat/completions"
         try:
-            async with self._client.stream("POST", url, json=body) as response:
+            async with self._client.stream("POST", self._chat_url, json=body) as response:
                 if not response.is_success:
                     await response.aread()
-                    self._read(response, offered_tools=bool(tools))  # raises the error answered
+                    self._read(response, offered_tools="tools" in body)  # raises the error answered
                 async for line in response.aiter_lines():
                     piece = answer.add_line(line)
                     if piece:
                         await on_text(piece)
         except httpx.RemoteProtocolError as error:
             if not (answer.pieces or answer.calls or answer.complete):
-                raise _NothingReceived from error
+                raise _NothingReceived(str(error)) from error
             raise
         return answer
 
@@ -325,7 +323,7 @@ class OpenAILanguageModel:
             )
         if response.status_code in (404, 405):
             raise WrongProvider(
-                f"{self._base_url}/chat/completions does not exist (HTTP "
+                f"{self._chat_url} does not exist (HTTP "
                 f"{response.status_code}), so this server does not speak the OpenAI API at "
                 f"that URL: llm.base_url must be the API root, usually ending in /v1 (Ollama "
                 f"also serves it at http://HOST:11434/v1); or, for Ollama's own API, set "

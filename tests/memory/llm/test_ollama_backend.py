@@ -29,15 +29,9 @@ def server() -> Iterator[OllamaServer]:
         yield started
 
 
-def backend(
-    server: OllamaServer, *, timeout: float = 10.0, connection_attempts: int = 3
-) -> OllamaLanguageModel:
+def backend(server: OllamaServer, *, timeout: float = 10.0) -> OllamaLanguageModel:
     return OllamaLanguageModel(
-        MODEL,
-        host=server.base_url,
-        timeout=timeout,
-        connection_attempts=connection_attempts,
-        retry_pause_seconds=0.01,
+        MODEL, host=server.base_url, timeout=timeout, retry_pause_seconds=0.01
     )
 
 
@@ -91,9 +85,9 @@ async def test_dropped_connection_is_retried(server: OllamaServer) -> None:
     assert len(server.requests) == 2
 
 
-async def test_gives_up_after_the_configured_attempts(server: OllamaServer) -> None:
+async def test_gives_up_after_three_attempts(server: OllamaServer) -> None:
     server.replies.extend([DROP, DROP, DROP, "too late"])
-    model = backend(server, connection_attempts=3)
+    model = backend(server)
     with pytest.raises(LanguageModelUnavailable, match="after 3 attempts"):
         await model.complete(HELLO)
     await model.aclose()

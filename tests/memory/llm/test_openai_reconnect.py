@@ -63,8 +63,14 @@ async def test_a_stream_on_a_closed_connection_is_sent_once_more() -> None:
     assert len(seen) == 2
 
 
-async def test_a_server_that_keeps_dropping_is_unavailable() -> None:
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_server_that_keeps_dropping_is_unavailable(streamed: bool) -> None:
     transport, seen = dropping_first(5)
+
+    async def show(piece: str) -> None:
+        raise AssertionError("nothing was received")
+
+    model = model_on(transport)
     with pytest.raises(LanguageModelUnavailable, match="not reachable"):
-        await model_on(transport).complete(HELLO)
+        await (model.stream(HELLO, show) if streamed else model.complete(HELLO))
     assert len(seen) == 2
