@@ -66,7 +66,8 @@ class Recaller:
         return recalled
 
     async def lookup(self, scope: Scope, query: str) -> list[RecalledFact]:
-        """A wide pool of ``scope``'s facts, reranked; its ``top_k`` best."""
+        """A wide pool of ``scope``'s facts, reranked, and its ``top_k`` best (without a
+        reranker, the ``top_k`` nearest)."""
         recalled, _ = await self._recall(scope, query, lookup=True, also=nothing)
         return recalled
 
@@ -93,12 +94,10 @@ class Recaller:
         ranking: Ranking = []
         if text.strip():
             vector = (await self._embedder.embed([text], "query"))[0]
-            if lookup:
-                pool, cutoff = self.settings.lookup_pool, self.settings.lookup_min_similarity
-            else:
-                hybrid = self.settings.hybrid
-                pool = self.settings.lookup_pool if hybrid else self.settings.top_k
-                cutoff = None
+            cutoff = self.settings.lookup_min_similarity if lookup else None
+            # A wide pool only for what reorders it: the reranker, or the fusion of ranks.
+            reordered = (lookup and self.reranking) or self.settings.hybrid
+            pool = self.settings.lookup_pool if reordered else self.settings.top_k
             ranking = await self._ranking(scope, text, vector, pool=pool, min_similarity=cutoff)
 
         def load(transaction: StoreTransaction) -> tuple[list[RecalledFact], T]:

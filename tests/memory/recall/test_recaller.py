@@ -210,6 +210,30 @@ async def test_lookup_pool_and_loose_cutoff_bound_what_the_reranker_sees(
     assert reranker.calls[-1][1] == ["My sister is called Anna"]
 
 
+async def test_without_a_reranker_a_lookup_reads_no_wider_pool_than_it_answers(
+    store: Store,
+    index: LanceFactIndex,
+    embedder: FastEmbedEmbedder,
+    alice_facts: list[Fact],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    limits: list[int] = []
+    search = index.search
+
+    async def recorded(*args: object, limit: int, **options: object) -> list[ScoredFactId]:
+        limits.append(limit)
+        return await search(*args, limit=limit, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(index, "search", recorded)
+    settings = RecallSettings(top_k=2, lookup_pool=50, lookup_min_similarity=-1.0)
+    plain = await Recaller(store, index, embedder, settings).lookup(ALICE, "Who is my sister?")
+    reranked = Recaller(store, index, embedder, settings, reranker=ScriptedReranker())
+    await reranked.lookup(ALICE, "Who is my sister?")
+
+    assert _texts(plain)[0] == "My sister is called Anna" and len(plain) == 2
+    assert limits == [2, 50]
+
+
 async def test_reranker_that_cannot_load_leaves_cosine_order_and_logs_once(
     store: Store,
     index: LanceFactIndex,
