@@ -94,8 +94,9 @@ async def reconcile(
     if dry_run:
         return report
     if not report.in_step:
-        to_embed = missing + outdated
-        await _repair(store, index, embedder, stale, to_embed, batch_size, report, on_progress)
+        counts = (report.missing, report.stale, report.reembedded)
+        log.info("reconcile: %d missing, %d stale, %d to re-embed", *counts)
+        await _repair(store, index, embedder, stale, missing + outdated, batch_size, on_progress)
     async with store.database.writing(Priority.BACKGROUND):
         await index.optimize()
     return report
@@ -108,16 +109,11 @@ async def _repair(
     stale: list[int],
     to_embed: list[Fact],
     batch_size: int,
-    report: ReconcileReport,
     on_progress: Callable[[int, int], None],
 ) -> None:
-    log.info(
-        "reconcile: %d missing, %d stale, %d to re-embed",
-        report.missing,
-        report.stale,
-        report.reembedded,
-    )
-    await _delete_still_stale(store, index, stale)
+    if stale:
+        job = partial(delete_still_stale, stale)
+        await store.write(job, index=index, priority=Priority.BACKGROUND)
     for start in range(0, len(to_embed), batch_size):
         batch = to_embed[start : start + batch_size]
         vectors = await embedder.embed([fact.text for fact in batch], "document")
@@ -125,14 +121,8 @@ async def _repair(
         on_progress(start + len(batch), len(to_embed))
 
 
-async def _delete_still_stale(store: Store, index: VectorIndex, stale: list[int]) -> None:
-    """Delete the rows of the facts still not active, read again."""
-    if not stale:
-        return
-    await store.write(partial(delete_still_stale, stale), index=index, priority=Priority.BACKGROUND)
-
-
 def delete_still_stale(stale: list[int], transaction: StoreTransaction) -> None:
+    """Delete the rows of the facts still not active, read again."""
     transaction.lock_people(transaction.facts.admin_owners(stale))
     active = transaction.facts.admin_active_ids(stale)
     transaction.index.delete([fact_id for fact_id in stale if fact_id not in active])

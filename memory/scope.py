@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from memory.errors import InvalidScopeError
+from memory.text import valid_text
 
 DIRECT_ROOM_ID = "dm"
 
@@ -25,20 +26,12 @@ def platform_of(key: str) -> str:
     platform, separator, rest = key.partition(":")
     if not separator or not platform or not rest:
         raise InvalidScopeError(f"expected '<platform>:<id>', got {key!r}")
-    if "\x00" in key or (not key.isprintable() and _not_utf8(key)):
+    if "\x00" in key or (not key.isprintable() and valid_text(key) != key):
         # No platform has such ids, and neither database can store them.
         raise InvalidScopeError(
             f"a key may not contain a NUL character or a lone surrogate, got {key!r}"
         )
     return platform
-
-
-def _not_utf8(key: str) -> bool:
-    try:
-        key.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def direct_room_key(platform: str) -> str:

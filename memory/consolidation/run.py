@@ -80,22 +80,15 @@ class _Run:
     retry: set[int] = field(default_factory=set)
 
 
-async def load_state(store: Store) -> tuple[datetime | None, list[int]]:
-    last_run, retry = await store.read(read_state)
+def changed_facts(transaction: StoreTransaction) -> list[Fact]:
+    """The facts changed since the last run started, and those it could not judge."""
+    last_run, retry = transaction.get_setting(LAST_RUN_KEY), transaction.get_setting(RETRY_KEY)
     since = None if last_run is None else datetime.fromisoformat(last_run)
-    return since, [] if retry is None else [int(i) for i in json.loads(retry)]
+    retry_ids = [] if retry is None else [int(i) for i in json.loads(retry)]
+    return transaction.facts.admin_changed_facts_since(since, also_ids=retry_ids)
 
 
-def read_state(transaction: StoreTransaction) -> tuple[str | None, str | None]:
-    return transaction.get_setting(LAST_RUN_KEY), transaction.get_setting(RETRY_KEY)
-
-
-async def save_state(store: Store, started: datetime, retry: set[int]) -> None:
-    job = partial(write_state, started.isoformat(), json.dumps(sorted(retry)))
-    await store.write(job, priority=Priority.BACKGROUND)
-
-
-def write_state(last_run: str, retry: str, transaction: StoreTransaction) -> None:
+def save_state(last_run: str, retry: str, transaction: StoreTransaction) -> None:
     transaction.set_setting(LAST_RUN_KEY, last_run)
     transaction.set_setting(RETRY_KEY, retry)
 
@@ -126,10 +119,7 @@ async def consolidate(
     """Consolidate every scope changed since the last run; without a ``model`` only
     normalised-text duplicates merge; a dry run changes nothing."""
     started = clock()
-    since, retry_ids = await load_state(store)
-    changed = await store.read(
-        lambda transaction: transaction.facts.admin_changed_facts_since(since, also_ids=retry_ids)
-    )
+    changed = await store.read(changed_facts)
     run = _Run(store, index, embedder, model, settings, ConsolidationReport(dry_run), started)
     run.report.changed_facts = len(changed)
     for scope, scope_changed in by_scope(changed):
@@ -137,7 +127,8 @@ async def consolidate(
         # Let replies and other tasks run between scopes.
         await asyncio.sleep(0)
     if not dry_run:
-        await save_state(store, started, run.retry)
+        job = partial(save_state, started.isoformat(), json.dumps(sorted(run.retry)))
+        await store.write(job, priority=Priority.BACKGROUND)
     return run.report
 
 

@@ -68,8 +68,8 @@ class EmbeddingBatcher:
             inner.prompts if isinstance(inner, PromptedEmbedder) else None
         )
         self._max_calls = max_calls
-        self._calls: set[asyncio.Task[None]] = set()
-        self._background_calls = 0
+        # The model calls in flight, each with whether it serves replies.
+        self._calls: dict[asyncio.Task[None], bool] = {}
         self._max_batch = max_batch
         self._max_background_batch = min(max_background_batch, max_batch)
         self._cache_size = cache_size
@@ -90,11 +90,7 @@ class EmbeddingBatcher:
     ) -> Vectors:
         if not texts:
             return await self._inner.embed([], kind)
-        found: dict[str, Vectors] = {}
-        for text in texts:
-            cached = self._cached(text, kind)
-            if cached is not None:
-                found[text] = cached
+        found = {text: cached for text in texts if (cached := self._cached(text, kind)) is not None}
         missing = list(dict.fromkeys(text for text in texts if text not in found))
         if missing:
             computed = await self._queued(missing, kind, urgent=urgent)
@@ -123,14 +119,10 @@ class EmbeddingBatcher:
 
     def _start(self, batch: list[_Request], urgent: bool) -> None:
         call = asyncio.create_task(self._call(batch))
-        self._calls.add(call)
-        if not urgent:
-            self._background_calls += 1
+        self._calls[call] = urgent
 
         def finished(_: asyncio.Task[None]) -> None:
-            self._calls.discard(call)
-            if not urgent:
-                self._background_calls -= 1
+            del self._calls[call]
             # Stopped (aclose) in the middle of a call: nobody may wait for ever.
             for request in batch:
                 if not request.future.done():
@@ -146,7 +138,7 @@ class EmbeddingBatcher:
             free = self._max_calls - len(self._calls)
             waiting = sum(len(request.texts) for request in self._urgent)
             return self._take(self._urgent, min(self._max_batch, -(-waiting // free))), True
-        if self._background_calls > 0:
+        if not all(self._calls.values()):
             return [], False
         return self._take(self._background, self._max_background_batch), False
 
@@ -181,10 +173,10 @@ class EmbeddingBatcher:
             start = end
 
     def _key(self, text: str, kind: TextKind) -> bytes:
-        """The digest of what the model is given; unsure of its prompts, of kind and text."""
-        if self._prompts is None:
-            return text_key(f"{kind}\0{text}")
-        return text_key(self._prompts.of(kind) + text)
+        """The digest of what the model is given (unsure of its prompts, of kind and text): a
+        digest, so the cache keeps no words."""
+        given = f"{kind}\0{text}" if self._prompts is None else self._prompts.of(kind) + text
+        return hashlib.blake2b(given.encode(), digest_size=16).digest()
 
     def _cached(self, text: str, kind: TextKind) -> Vectors | None:
         key = self._key(text, kind)
@@ -214,8 +206,3 @@ class EmbeddingBatcher:
         for lane in (self._urgent, self._background):
             while lane:
                 lane.popleft().future.cancel()
-
-
-def text_key(text: str) -> bytes:
-    """The cache key of a text: a digest, so the cache keeps no words."""
-    return hashlib.blake2b(text.encode(), digest_size=16).digest()

@@ -78,7 +78,7 @@ async def test_erased_fact_still_indexed_is_removed(
 ) -> None:
     (fact_id,) = await _add(store, "I like chess")
     await _index(store, index, embedder, fact_id)
-    await store.write(lambda transaction: transaction.facts.erase(SCOPE, fact_id))
+    await store.write(lambda transaction: transaction.facts.erase_ids(SCOPE, [fact_id]))
     # PostgreSQL: the vector went with its fact (ON DELETE CASCADE).
     assert (await reconcile(store, index, embedder)).stale == (1 if backend == "sqlite" else 0)
     assert await index.indexed_models() == {}
