@@ -137,7 +137,7 @@ async def test_decision_answers_json_of_the_schema(model: OpenAILanguageModel) -
     items = [DecisionItem(1, "I live in Berlin", ("I live in Paris", "My sister lives in Lyon"))]
     # It parses (or decide() raises); which action it picks is the model's judgement.
     decided = await decide(model, items)
-    assert decided.calls in (1, 2) and len(decided.outcomes) == 1
+    assert len(decided) == 1
 
 
 async def test_search_decision_answers_json_of_the_schema(

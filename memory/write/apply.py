@@ -7,7 +7,7 @@ every decision, NONE included, becomes one ``fact_events`` row.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 from memory.index.base import IndexedFact
@@ -29,14 +29,6 @@ class AppliedWrite:
     event: FactEvent
 
 
-@dataclass(slots=True)
-class IndexChanges:
-    """The index rows the applied writes change."""
-
-    upsert: list[IndexedFact] = field(default_factory=list)
-    delete: list[int] = field(default_factory=list)
-
-
 @dataclass(frozen=True, slots=True)
 class ApplyContext:
     scope: Scope
@@ -49,25 +41,35 @@ class ApplyContext:
 def apply_writes(
     transaction: StoreTransaction, context: ApplyContext, plans: Sequence[PlannedWrite]
 ) -> list[AppliedWrite]:
-    """The plans, then their index rows (the transaction's index decides when those land)."""
-    changes = IndexChanges()
-    applied = [apply_one(transaction, context, plan, changes) for plan in plans]
-    transaction.index.delete(changes.delete)
-    transaction.index.upsert(changes.upsert)
+    """The plans, then their index rows (the transaction's index decides when those land):
+    the new facts' rows in, the rows of the facts they replaced or deleted out."""
+    applied = [apply_one(transaction, context, plan) for plan in plans]
+    model = context.embedding_model
+    transaction.index.delete(
+        [
+            write.target.id
+            for write in applied
+            if write.action in (Action.UPDATE, Action.DELETE) and write.target is not None
+        ]
+    )
+    transaction.index.upsert(
+        [
+            IndexedFact(fact.id, fact.owner, fact.room, fact.text, plan.subject.vector, model)
+            for plan, write in zip(plans, applied, strict=True)
+            if (fact := write.fact) is not None
+        ]
+    )
     return applied
 
 
 def apply_one(
-    transaction: StoreTransaction,
-    context: ApplyContext,
-    plan: PlannedWrite,
-    changes: IndexChanges,
+    transaction: StoreTransaction, context: ApplyContext, plan: PlannedWrite
 ) -> AppliedWrite:
     plan = recheck_target(transaction, context.scope, plan)
     new_fact: Fact | None = None
     target = plan.target
     if plan.action in (Action.ADD, Action.UPDATE):
-        new_fact = add_fact(transaction, context, plan, changes)
+        new_fact = add_fact(transaction, context, plan)
     if plan.action is Action.UPDATE and target is not None and new_fact is not None:
         transaction.facts.set_status(
             context.scope,
@@ -76,12 +78,10 @@ def apply_one(
             superseded_by=new_fact.id,
             valid_to=new_fact.valid_from or context.message_time,
         )
-        changes.delete.append(target.id)
     if plan.action is Action.DELETE and target is not None:
         transaction.facts.set_status(
             context.scope, target.id, FactStatus.DELETED, valid_to=context.message_time
         )
-        changes.delete.append(target.id)
     draft = event_draft(plan, new_fact, context.source_message_id)
     event = transaction.facts.record_event(context.scope, draft)
     return AppliedWrite(
@@ -105,14 +105,9 @@ def recheck_target(transaction: StoreTransaction, scope: Scope, plan: PlannedWri
     return replace_plan(plan, safe_fallback(plan.action.value), None, Guard.TARGET_GONE)
 
 
-def add_fact(
-    transaction: StoreTransaction,
-    context: ApplyContext,
-    plan: PlannedWrite,
-    changes: IndexChanges,
-) -> Fact:
+def add_fact(transaction: StoreTransaction, context: ApplyContext, plan: PlannedWrite) -> Fact:
     proposed = plan.subject.fact
-    fact = transaction.facts.add(
+    return transaction.facts.add(
         context.scope,
         NewFact(
             text=proposed.text,
@@ -123,12 +118,6 @@ def add_fact(
         ),
         embedding_model=context.embedding_model,
     )
-    changes.upsert.append(
-        IndexedFact(
-            fact.id, fact.owner, fact.room, fact.text, plan.subject.vector, context.embedding_model
-        )
-    )
-    return fact
 
 
 def event_draft(

@@ -21,7 +21,6 @@ from memory.write.extraction import Extraction, ProposedFact, extract_facts
 from memory.write.guards import Guard, PlannedWrite, Subject
 from memory.write.pipeline import (
     MessageInput,
-    Plan,
     WriteParts,
     gather_subjects,
     not_written,
@@ -31,20 +30,18 @@ from memory.write.pipeline import (
 from memory.write.precheck import may_hold_fact
 
 
-async def plan_correction(parts: WriteParts, message: MessageInput) -> Plan:
+async def plan_correction(parts: WriteParts, message: MessageInput) -> list[PlannedWrite]:
     """Decide what the edited text changes; nothing is written (raises with nothing applied,
     so the correction stays queued)."""
     learned, taught = await taught_by(parts, message)
     extraction = Extraction([], [])
-    calls = 0
     if may_hold_fact(message.text):
         extraction = await extract_facts(parts.llm, message.text, message.message_time)
-        calls = 1
     unique, repeated = split_repeats(extraction.facts)
     subjects = await gather_subjects(parts, message.scope, unique)
     subjects = await with_taught(parts, subjects, taught)
-    plan = await plan_subjects(parts, subjects, repeated, strict=True)
-    kept = {write.target.id for write in plan.writes if write.target is not None}
+    writes = await plan_subjects(parts, subjects, repeated, strict=True)
+    kept = {write.target.id for write in writes if write.target is not None}
     gone = [
         edited_away(fact)
         for fact, found in zip(taught, learned, strict=True)
@@ -52,7 +49,7 @@ async def plan_correction(parts: WriteParts, message: MessageInput) -> Plan:
     ]
     # As for a message: facts the text does not state are recorded, not written.
     kept_aside = [not_written(fact, Guard.UNGROUNDED) for fact in extraction.ungrounded]
-    return Plan([*plan.writes, *gone, *kept_aside], plan.llm_calls + calls)
+    return [*writes, *gone, *kept_aside]
 
 
 async def taught_by(parts: WriteParts, message: MessageInput) -> tuple[list[Learned], list[Fact]]:

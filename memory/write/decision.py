@@ -34,12 +34,6 @@ class DecisionOutcome:
     retried: bool
 
 
-@dataclass(frozen=True, slots=True)
-class DecisionRound:
-    outcomes: list[DecisionOutcome]
-    calls: int
-
-
 def action_of(decision: Decision | InlineDecision) -> str:
     """The model's action as the code compares it, from either call that decides."""
     return decision.action.strip().upper()
@@ -62,7 +56,7 @@ def target_error(decision: Decision | None, item: DecisionItem) -> str | None:
     return None
 
 
-async def decide(llm: LanguageModel, items: Sequence[DecisionItem]) -> DecisionRound:
+async def decide(llm: LanguageModel, items: Sequence[DecisionItem]) -> list[DecisionOutcome]:
     """Ask once for all items; ask once more for the items whose target was not valid."""
     raw = await ask(llm, CallKind.DECISION, prompt.build_messages(items), prompt.json_schema())
     first = first_decision_per_fact(parse_decisions(raw))
@@ -72,12 +66,9 @@ async def decide(llm: LanguageModel, items: Sequence[DecisionItem]) -> DecisionR
         if (error := target_error(first.get(item.number), item)) is not None
     }
     if not errors:
-        outcomes = [
-            DecisionOutcome(i, first.get(i.number), first.get(i.number), False) for i in items
-        ]
-        return DecisionRound(outcomes, calls=1)
+        return [DecisionOutcome(i, first.get(i.number), first.get(i.number), False) for i in items]
     retry = await ask_again(llm, items, raw, list(errors.values()))
-    outcomes = [
+    return [
         DecisionOutcome(
             item,
             first.get(item.number),
@@ -86,7 +77,6 @@ async def decide(llm: LanguageModel, items: Sequence[DecisionItem]) -> DecisionR
         )
         for item in items
     ]
-    return DecisionRound(outcomes, calls=2)
 
 
 async def ask_again(

@@ -30,8 +30,6 @@ class UnusableModelOutput(WriteError):
         proposed_target: str | None = None,
     ) -> None:
         super().__init__(f"{stage}: {detail} (model answered {raw[:200]!r})")
-        self.stage = stage
-        self.detail = detail
         self.raw = raw
         # The proposal as returned, when the answer could be read that far.
         self.proposed_action = proposed_action

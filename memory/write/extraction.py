@@ -139,18 +139,14 @@ async def from_answer(
     for source, was_joined in joined:
         if was_joined:
             log.info("extraction: a fact that cannot stand alone was joined: %r", source.text)
-    facts = await asyncio.to_thread(to_proposed_all, sources, text, message_time)
+    facts = await asyncio.to_thread(
+        lambda: [to_proposed(source, text, message_time) for source in sources]
+    )
     facts = [
         replace(fact, decision=None if was_joined else decide(source))
         for fact, (source, was_joined) in zip(facts, joined, strict=True)
     ]
     return Extraction(facts, [ProposedFact(" ".join(f.text.split())) for f in ungrounded])
-
-
-def to_proposed_all(
-    extracted: Sequence[prompt.ExtractedFact], message: str, message_time: datetime
-) -> list[ProposedFact]:
-    return [to_proposed(fact, message, message_time) for fact in extracted]
 
 
 def to_proposed(

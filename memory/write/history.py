@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 from memory.records import Action, FactEvent
 from memory.scope import Scope
-from memory.store import Store, StoreTransaction
+from memory.store import StoreTransaction
 
 # Events whose fact_id is an older version that the related fact replaced.
 REPLACING_ACTIONS = (Action.UPDATE, Action.MERGE)
 
 
-async def fact_history(store: Store, scope: Scope, fact_id: int) -> list[FactEvent]:
-    """Empty when the fact is not visible in ``scope``: another scope's id is an unknown id."""
-    return await store.read(partial(read_history, scope, fact_id))
-
-
 def read_history(scope: Scope, fact_id: int, transaction: StoreTransaction) -> list[FactEvent]:
+    """Empty when the fact is not visible in ``scope``: another scope's id is an unknown id."""
     events: dict[int, FactEvent] = {}
     visited: set[int] = set()
     frontier = [fact_id]

@@ -28,7 +28,7 @@ from memory.write.apply import (
 )
 from memory.write.candidates import CALIBRATED_CANDIDATE_THRESHOLD, find_candidates
 from memory.write.combined import extract_and_decide, related_facts
-from memory.write.decision import DecisionOutcome, decide
+from memory.write.decision import decide
 from memory.write.errors import UnusableModelOutput
 from memory.write.extraction import Extraction, ProposedFact, extract_facts
 from memory.write.guards import (
@@ -96,31 +96,18 @@ class WriteOutcome:
     (forgotten, or taken over by another worker) at commit, so nothing was applied."""
 
     writes: tuple[AppliedWrite, ...]
-    llm_calls: int
-    skipped_by_precheck: bool = False
     completed: bool = True
 
-    def actions(self) -> list[Action]:
-        return [write.action for write in self.writes]
 
-
-@dataclass(frozen=True, slots=True)
-class Plan:
-    writes: list[PlannedWrite]
-    llm_calls: int
-    skipped_by_precheck: bool = False
-
-
-async def plan_message(parts: WriteParts, message: MessageInput) -> Plan:
+async def plan_message(parts: WriteParts, message: MessageInput) -> list[PlannedWrite]:
     """Extract the user's facts from a queued message and decide on them; nothing is written
     (raises, with nothing applied, so the write stays queued)."""
     if not may_hold_fact(message.text):
-        return Plan([], 0, skipped_by_precheck=True)
+        return []
     extraction = await extract(parts, message)
-    plan = await plan_writes(parts, message.scope, extraction.facts, strict=True)
+    writes = await plan_writes(parts, message.scope, extraction.facts, strict=True)
     # Facts the message does not state are recorded, not written: the event says why.
-    kept_aside = [not_written(fact, Guard.UNGROUNDED) for fact in extraction.ungrounded]
-    return Plan(plan.writes + kept_aside, plan.llm_calls + 1)
+    return writes + [not_written(fact, Guard.UNGROUNDED) for fact in extraction.ungrounded]
 
 
 async def extract(parts: WriteParts, message: MessageInput) -> Extraction:
@@ -145,7 +132,7 @@ async def extract(parts: WriteParts, message: MessageInput) -> Extraction:
 
 async def plan_writes(
     parts: WriteParts, scope: Scope, facts: Sequence[ProposedFact], *, strict: bool
-) -> Plan:
+) -> list[PlannedWrite]:
     unique, repeated = split_repeats(facts)
     subjects = await gather_subjects(parts, scope, unique)
     return await plan_subjects(parts, subjects, repeated, strict=strict)
@@ -157,7 +144,7 @@ async def plan_subjects(
     repeated: Sequence[ProposedFact],
     *,
     strict: bool,
-) -> Plan:
+) -> list[PlannedWrite]:
     """Decide on facts whose candidates were found: shortcuts, the model, the batch guards."""
     planned: dict[int, PlannedWrite] = {}
     undecided: list[tuple[int, Subject]] = []
@@ -167,9 +154,8 @@ async def plan_subjects(
             undecided.append((position, subject))
         else:
             planned[position] = early
-    calls = 0
     if undecided:
-        decided, calls = await decide_subjects(parts.llm, [s for _, s in undecided], strict=strict)
+        decided = await decide_subjects(parts.llm, [s for _, s in undecided], strict=strict)
         planned.update(zip([p for p, _ in undecided], decided, strict=True))
     ordered = [
         ended(kept_apart(kept_as_new(marked(planned[position]))))
@@ -177,7 +163,7 @@ async def plan_subjects(
     ]
     limited = limit_batch(replacements_added(ordered), parts.settings.max_destructive_actions)
     repeats = [not_written(fact, Guard.REPEATED_IN_MESSAGE) for fact in repeated]
-    return Plan(limited + repeats, calls)
+    return limited + repeats
 
 
 def marked(plan: PlannedWrite) -> PlannedWrite:
@@ -229,28 +215,26 @@ async def gather_subjects(
 
 async def decide_subjects(
     llm: LanguageModel, subjects: Sequence[Subject], *, strict: bool
-) -> tuple[list[PlannedWrite], int]:
+) -> list[PlannedWrite]:
     items = [
         DecisionItem(number, s.fact.text, tuple(c.fact.text for c in s.candidates))
         for number, s in enumerate(subjects, 1)
     ]
     try:
-        round_ = await decide(llm, items)
+        outcomes = await decide(llm, items)
     except (UnusableModelOutput, LanguageModelError) as error:
         if strict:
             raise
         log.warning("decision unavailable, adding the remembered fact as is: %s", error)
-        return [PlannedWrite(s, Action.ADD, guard=Guard.DECISION_UNAVAILABLE) for s in subjects], 1
-    outcomes: list[DecisionOutcome] = round_.outcomes
-    plans = [from_outcome(s, o) for s, o in zip(subjects, outcomes, strict=True)]
-    return plans, round_.calls
+        return [PlannedWrite(s, Action.ADD, guard=Guard.DECISION_UNAVAILABLE) for s in subjects]
+    return [from_outcome(s, o) for s, o in zip(subjects, outcomes, strict=True)]
 
 
 async def commit(
     parts: WriteParts,
     message: MessageInput,
     source: FactSource,
-    plan: Plan,
+    plan: Sequence[PlannedWrite],
     *,
     priority: Priority = Priority.REPLY,
 ) -> WriteOutcome:
@@ -268,15 +252,16 @@ async def commit(
 
 
 def complete_and_apply(
-    message: MessageInput, context: ApplyContext, plan: Plan, transaction: StoreTransaction
+    message: MessageInput,
+    context: ApplyContext,
+    plan: Sequence[PlannedWrite],
+    transaction: StoreTransaction,
 ) -> WriteOutcome:
     """The job of :func:`commit`: its vectors were made before, so it only writes."""
-    precheck = plan.skipped_by_precheck
     claim = message.claim
     transaction.lock_people([message.scope.owner])
     if claim is not None and not transaction.pending.complete_claimed(
         claim.pending_id, claim.worker
     ):
-        return WriteOutcome((), plan.llm_calls, precheck, completed=False)
-    applied = apply_writes(transaction, context, plan.writes)
-    return WriteOutcome(tuple(applied), plan.llm_calls, precheck)
+        return WriteOutcome((), completed=False)
+    return WriteOutcome(tuple(apply_writes(transaction, context, plan)))

@@ -51,17 +51,9 @@ class Reversal:
 async def undo_latest(
     store: Store, index: VectorIndex, embedder: Embedder, scope: Scope
 ) -> UndoResult | None:
-    result = await store.write(partial(undo_and_unindex, scope), index=index)
+    result = await store.write(partial(undo_in_transaction, scope), index=index)
     if result is not None:
         await index_restored(store, index, embedder, list(result.restored))
-    return result
-
-
-def undo_and_unindex(scope: Scope, transaction: StoreTransaction) -> UndoResult | None:
-    transaction.lock_people([scope.owner])
-    result = undo_in_transaction(transaction, scope)
-    if result is not None:
-        transaction.index.delete([fact.id for fact in result.removed])
     return result
 
 
@@ -82,7 +74,9 @@ async def index_restored(
     await write_still_active(store, index, rows, priority=Priority.REPLY)
 
 
-def undo_in_transaction(transaction: StoreTransaction, scope: Scope) -> UndoResult | None:
+def undo_in_transaction(scope: Scope, transaction: StoreTransaction) -> UndoResult | None:
+    """The undo's job: the latest change still there reversed, the rows it removed unindexed."""
+    transaction.lock_people([scope.owner])
     while True:
         event = transaction.facts.latest_undoable_event(
             scope, actors=UNDOABLE_ACTORS, actions=UNDOABLE_ACTIONS
@@ -92,12 +86,9 @@ def undo_in_transaction(transaction: StoreTransaction, scope: Scope) -> UndoResu
         reversal = reverse(transaction, scope, event)
         transaction.facts.mark_undone(scope, event.id)
         if reversal.changed_anything:
-            return UndoResult(
-                event,
-                reversal.restored,
-                reversal.removed,
-                record_restore(transaction, scope, event),
-            )
+            restore = record_restore(transaction, scope, event)
+            transaction.index.delete([fact.id for fact in reversal.removed])
+            return UndoResult(event, reversal.restored, reversal.removed, restore)
         # The facts it named have changed since (or are gone): nothing left to reverse.
 
 

@@ -62,7 +62,7 @@ class QueueWorker:
         self._finished = 0
         self._passes_done = asyncio.Condition()
         self._loop: asyncio.Task[None] | None = None
-        self._people: set[asyncio.Task[int]] = set()
+        self._people: set[asyncio.Task[None]] = set()
         self.completed = 0
 
     @property
@@ -140,11 +140,10 @@ class QueueWorker:
         if released:
             log.info("released %d queued writes claimed by an earlier run", released)
 
-    async def run_pass(self) -> int:
+    async def run_pass(self) -> None:
         """Process what can be claimed, up to ``concurrency`` people at a time, until nothing
         is left; a wake-up meanwhile (a new message) is served by a free slot at once."""
-        running: dict[str, asyncio.Task[int]] = {}
-        completed = 0
+        running: dict[str, asyncio.Task[None]] = {}
         while True:
             self._wakeup.clear()
             self._seen = self._requested
@@ -154,7 +153,7 @@ class QueueWorker:
                     break
                 running[pending.owner] = self._spawn(self._person(pending))
             if not running:
-                return completed
+                return
             woken = asyncio.ensure_future(self._wakeup.wait())
             try:
                 await asyncio.wait([woken, *running.values()], return_when=FIRST_COMPLETED)
@@ -163,7 +162,7 @@ class QueueWorker:
             for owner, task in list(running.items()):
                 if task.done():
                     del running[owner]
-                    completed += task.result()
+                    task.result()  # _person logs every error: this passes a cancellation on
 
     async def claim(
         self, *, owner: str | None = None, skip_owners: Collection[str] = ()
@@ -204,23 +203,20 @@ class QueueWorker:
             priority=Priority.BACKGROUND,
         )
 
-    def _spawn(self, work: Awaitable[int]) -> asyncio.Task[int]:
+    def _spawn(self, work: Awaitable[None]) -> asyncio.Task[None]:
         task = asyncio.ensure_future(work)
         self._people.add(task)
         task.add_done_callback(self._people.discard)
         return task
 
-    async def _person(self, first: PendingWrite) -> int:
+    async def _person(self, first: PendingWrite) -> None:
         """One person's claimed row, then their next ones in order, one at a time."""
-        completed = 0
         pending: PendingWrite | None = first
         try:
             while pending is not None:
                 if await self._process(pending, self.worker_id):
-                    completed += 1
                     self.completed += 1
                 pending = await self._claim(owner=first.owner)
         except Exception:
             # The row stays claimed until its lease ends (or the next start-up): not lost.
             log.exception("queued writes of %s failed; they stay queued", first.owner)
-        return completed

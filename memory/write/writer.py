@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 
 from memory.embedding.base import Embedder
 from memory.errors import MemoryLayerError
@@ -27,7 +28,7 @@ from memory.write.correction import plan_correction
 from memory.write.errors import UnusableModelOutput, WriteError
 from memory.write.extraction import ProposedFact
 from memory.write.guards import Guard
-from memory.write.history import fact_history
+from memory.write.history import read_history
 from memory.write.pipeline import (
     MessageInput,
     PipelineSettings,
@@ -42,8 +43,6 @@ from memory.write.undo import UndoResult, undo_latest
 from memory.write.worker import QueueWorker
 
 log = logging.getLogger(__name__)
-
-REMEMBERED_CATEGORY = "other"
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,6 @@ class MemoryWriter:
         settings: WriteSettings,
         *,
         clock: Callable[[], datetime] | None = None,
-        worker_id: str | None = None,
         background_llm: LanguageModel | None = None,
     ) -> None:
         """``background_llm``: the queue's model, shared with consolidation by the
@@ -99,7 +97,6 @@ class MemoryWriter:
             lease=timedelta(seconds=settings.claim_lease_seconds),
             clock=self._clock,
             concurrency=settings.worker_concurrency,
-            worker_id=worker_id,
         )
 
     def start(self, *, release_stale_claims: bool = True) -> None:
@@ -209,7 +206,7 @@ class MemoryWriter:
         and guards; if the model cannot decide, the fact is added (the person asked)."""
         if not text.strip():
             raise WriteError("there is nothing to remember: the text is empty")
-        fact = ProposedFact(" ".join(text.split()), REMEMBERED_CATEGORY)
+        fact = ProposedFact(" ".join(text.split()))  # filed under the default category
         plan = await plan_writes(self._parts, scope, [fact], strict=False)
         message = MessageInput(scope, text, self._clock())
         return await commit(self._parts, message, FactSource.REMEMBERED, plan)
@@ -243,7 +240,7 @@ class MemoryWriter:
         return await undo_latest(self._store, self._index, self._embedder, scope)
 
     async def history(self, scope: Scope, fact_id: int) -> list[FactEvent]:
-        return await fact_history(self._store, scope, fact_id)
+        return await self._store.read(partial(read_history, scope, fact_id))
 
     async def aclose(self) -> None:
         """Stop the worker after a short grace (a write cut off stays queued, and is learned

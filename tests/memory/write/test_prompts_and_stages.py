@@ -166,7 +166,7 @@ async def test_decision_prompt_numbers_candidates_per_fact() -> None:
         DecisionItem(2, "I love chess", ("I like chess",)),
     ]
     llm = ScriptedLanguageModel([decided((1, "UPDATE", 1), (2, "NONE", 1))])
-    round_ = await decide(llm, items)
+    await decide(llm, items)
     prompt = llm.calls[0].messages[1].content
     assert prompt.splitlines() == [
         "New fact 1: I live in Berlin",
@@ -177,20 +177,20 @@ async def test_decision_prompt_numbers_candidates_per_fact() -> None:
         "  Existing facts:",
         "    1: I like chess",
     ]
-    assert round_.calls == 1
+    assert len(llm.calls) == 1
 
 
 async def test_decision_retry_states_the_error() -> None:
     items = [DecisionItem(1, "I live in Berlin", ("I live in Paris",))]
     llm = ScriptedLanguageModel([decided((1, "UPDATE", 3)), decided((1, "UPDATE", 1))])
-    round_ = await decide(llm, items)
+    outcomes = await decide(llm, items)
     retry = llm.calls[1].messages
     assert retry[-2].role == "assistant" and retry[-2].content == decided((1, "UPDATE", 3))
     assert "target 3 was not shown for it; the existing facts shown for it are 1..1" in (
         retry[-1].content
     )
-    assert round_.outcomes[0].final == Decision(fact=1, action="UPDATE", target=1)
-    assert round_.calls == 2
+    assert outcomes[0].final == Decision(fact=1, action="UPDATE", target=1)
+    assert len(llm.calls) == 2
 
 
 def test_identical_update_becomes_none() -> None:

@@ -210,7 +210,7 @@ async def test_remember_adds_without_extraction(
     llm = ScriptedLanguageModel()
     writer = make_writer(store, index, embedder, llm)
     outcome = await writer.remember(ALICE, "My locker code is 4312")
-    assert outcome.actions() == [Action.ADD]
+    assert [write.action for write in outcome.writes] == [Action.ADD]
     (fact,) = await all_facts(store, ALICE)
     assert fact.source is FactSource.REMEMBERED
     assert llm.calls == []  # no extraction; no candidates, so no decision either
@@ -223,9 +223,10 @@ async def test_remember_goes_through_candidates_and_decision(
     llm = ScriptedLanguageModel([decided((1, "UPDATE", 1))])
     writer = make_writer(store, index, embedder, llm)
     outcome = await writer.remember(ALICE, "I live in Berlin")
-    assert outcome.actions() == [Action.UPDATE]
+    assert [write.action for write in outcome.writes] == [Action.UPDATE]
     assert await active_texts(store, ALICE) == ["I live in Berlin"]
-    assert (await writer.remember(ALICE, "I live in berlin.")).actions() == [Action.NONE]
+    again = await writer.remember(ALICE, "I live in berlin.")
+    assert [write.action for write in again.writes] == [Action.NONE]
     assert len(llm.calls) == 1
 
 
@@ -236,7 +237,7 @@ async def test_remember_keeps_the_fact_when_the_model_is_down(
     llm = ScriptedLanguageModel([LanguageModelUnavailable("down")])
     writer: MemoryWriter = make_writer(store, index, embedder, llm)
     outcome = await writer.remember(ALICE, "I live in Berlin")
-    assert outcome.actions() == [Action.ADD]
+    assert [write.action for write in outcome.writes] == [Action.ADD]
     assert outcome.writes[0].guard == "decision_unavailable"
     assert sorted(await active_texts(store, ALICE)) == ["I live in Berlin", "I live in Paris"]
 
