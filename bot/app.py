@@ -19,10 +19,9 @@ from bot.websearch import SearxngAdvisor, SearxngClient, WebSearchAdvisor
 from memory.embedding import Embedder, EmbeddingBatcher
 from memory.indexing import Reconcilable
 from memory.llm import LanguageModel
-from memory.priority import Replies
+from memory.priority import BackgroundModel, Replies
 from memory.recall import Recaller, Reranker
 from memory.store import Store
-from memory.write.background_model import BackgroundModel
 from memory.write.pipeline import PipelineSettings
 from memory.write.writer import MemoryWriter, WriteSettings
 

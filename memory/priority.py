@@ -6,17 +6,24 @@ consolidation, maintenance). Two things use them:
 
 - the store's writer (:mod:`memory.store.write_thread`) runs waiting write jobs replies'
   first, each priority in arrival order;
-- :class:`Replies`, the replies in progress: background model calls
-  (:mod:`memory.write.background_model`) are not sent while a reply is prepared, and one
-  already at the model server gives way when a reply starts.
+- the model calls: :class:`Replies` are the replies in progress, and the background's calls
+  (:class:`BackgroundModel`) are not sent while a reply is prepared, and one already at the
+  model server is cancelled when a reply starts and sent again after it (a local server
+  answers few requests at once and stops when the request is closed; the call is
+  idempotent). After ``max_wait_seconds`` of replies without a gap a call goes anyway:
+  learning slows, never stops.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import Any
+
+from memory.llm import CallKind, ChatMessage, LanguageModel
 
 
 class Priority(enum.Enum):
@@ -60,3 +67,79 @@ class Replies:
     async def next_reply(self) -> None:
         """Return when a reply starts after this call."""
         await self._started.wait()
+
+
+class BackgroundModel:
+    """A :class:`LanguageModel` whose calls give way to replies; the model is not owned."""
+
+    def __init__(
+        self,
+        model: LanguageModel,
+        replies: Replies,
+        *,
+        max_calls: int = 1,
+        max_wait_seconds: float = 60.0,
+    ) -> None:
+        if max_calls < 1 or max_wait_seconds < 0:
+            raise ValueError("max_calls must be at least 1 and max_wait_seconds at least 0")
+        self._model = model
+        self._replies = replies
+        self._calls = asyncio.Semaphore(max_calls)
+        self._max_wait_seconds = max_wait_seconds
+        # How many calls were cancelled at the server for a reply (tests, benchmarks).
+        self.given_way = 0
+
+    @property
+    def model_name(self) -> str:
+        return self._model.model_name
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        kind: CallKind = CallKind.REPLY,
+        json_schema: Mapping[str, Any] | None = None,
+        temperature: float | None = None,
+    ) -> str:
+        async with self._calls:
+            while True:
+                quiet = await self._no_replies()
+                call = asyncio.ensure_future(
+                    self._model.complete(
+                        messages, kind=kind, json_schema=json_schema, temperature=temperature
+                    )
+                )
+                if not quiet:
+                    return await call
+                if await self._finished_before_a_reply(call):
+                    return call.result()
+                self.given_way += 1
+
+    async def _no_replies(self) -> bool:
+        """True once no reply is in progress; False after ``max_wait_seconds`` of replies."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._max_wait_seconds
+        # Looked at again after each wake-up: a reply may have started since the last ended.
+        while self._replies.in_progress:
+            try:
+                await asyncio.wait_for(self._replies.none_in_progress(), deadline - loop.time())
+            except TimeoutError:
+                return False
+        return True
+
+    async def _finished_before_a_reply(self, call: asyncio.Future[str]) -> bool:
+        """Wait for ``call``; if a reply starts first, cancel it (False)."""
+        reply = asyncio.ensure_future(self._replies.next_reply())
+        waited: set[asyncio.Future[Any]] = {call, reply}
+        try:
+            await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            reply.cancel()
+            if not call.done():
+                call.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await call
+        return not call.cancelled()
+
+    async def aclose(self) -> None:
+        """The model belongs to whoever built it."""

@@ -19,11 +19,10 @@ from memory.embedding.base import Embedder
 from memory.errors import MemoryLayerError
 from memory.index.base import VectorIndex
 from memory.llm import LanguageModel
-from memory.priority import Priority, Replies
+from memory.priority import BackgroundModel, Priority, Replies
 from memory.records import Action, Actor, FactEvent, FactSource, PendingWrite
 from memory.scope import Scope, ScopeMode
 from memory.store import Accepted, EventDraft, Store, StoreTransaction, utc_now
-from memory.write.background_model import BackgroundModel
 from memory.write.correction import plan_correction
 from memory.write.errors import UnusableModelOutput, WriteError
 from memory.write.extraction import ProposedFact

@@ -16,12 +16,11 @@ from datetime import timedelta
 from memory.embedding import FastEmbedEmbedder
 from memory.index import LanceFactIndex
 from memory.llm import ChatMessage
-from memory.priority import Replies
+from memory.priority import BackgroundModel, Replies
 from memory.records import Action, PendingWrite
 from memory.scope import Scope
 from memory.store import Store
 from memory.write import MemoryWriter, WriteSettings
-from memory.write.background_model import BackgroundModel
 from memory.write.prompts.combined import message_of
 from tests.memory.write.gated import GatedLanguageModel, is_extraction, until
 from tests.memory.write.helpers import (

@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from memory.llm import CallKind, ChatMessage
-from memory.priority import Replies
-from memory.write.background_model import BackgroundModel
+from memory.priority import BackgroundModel, Replies
 
 
 class HeldModel:
