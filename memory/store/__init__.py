@@ -28,7 +28,7 @@ from memory.priority import Priority
 from memory.records import Answer
 from memory.store.conversation import Accepted, TurnRepository
 from memory.store.database import Database, database_url, read_only_sqlite_url, sqlite_url
-from memory.store.facts import EventDraft, FactRepository, utc_now, visible_in
+from memory.store.facts import EventDraft, FactRepository, utc_now
 from memory.store.forgetting import Erased, ForgetRepository
 from memory.store.migrations import require_current_schema, upgrade_schema
 from memory.store.migrations.backup import delete_backups, expire_backups
@@ -54,7 +54,6 @@ __all__ = [
     "read_only_sqlite_url",
     "sqlite_url",
     "utc_now",
-    "visible_in",
 ]
 
 
@@ -144,10 +143,6 @@ class StoreTransaction:
 
     def set_learning_paused(self, person: str, paused: bool) -> None:
         self.set_setting(pause_key(person), PAUSED if paused else RESUMED)
-
-    def setting_keys(self, prefix: str) -> list[str]:
-        query = select(SettingRow.key).where(SettingRow.key.startswith(prefix, autoescape=True))
-        return list(self.session.scalars(query).all())
 
 
 def repositories(session: Session, index: TransactionWrites) -> StoreTransaction:

@@ -54,13 +54,13 @@ def to_turn(row: MessageRow | Row[Any] | Inserted) -> ConversationTurn:
 
 # The reply path's statements, built once: building one costs more than SQLite's run.
 INSERT_TURN = insert(MESSAGES).returning(MESSAGES.c.id)
-SAME_MESSAGE = (
+PERSON_MESSAGE = (
     MESSAGES.c.room == bindparam("room"),
     MESSAGES.c.author == bindparam("author"),
     MESSAGES.c.role == Role.USER.value,
     MESSAGES.c.platform_message_id == bindparam("platform_message_id"),
-    MESSAGES.c.text == bindparam("text"),
 )
+SAME_MESSAGE = (*PERSON_MESSAGE, MESSAGES.c.text == bindparam("text"))
 # A person's message, unless it was taken in before (same platform id and text), in one
 # statement: the intake is a trip through the event loop fewer.
 INSERT_NEW_TURN = insert_unless(MESSAGES, *SAME_MESSAGE)
@@ -78,22 +78,11 @@ INSERT_ANSWER = insert(MESSAGES).from_select(
         bindparam("audience", type_=String()),
     ).where(exists().where(MESSAGES.c.id == bindparam("answer_to"))),
 )
-PERSON_TURN = (
-    select(MESSAGES)
-    .where(
-        MESSAGES.c.room == bindparam("room"),
-        MESSAGES.c.author == bindparam("author"),
-        MESSAGES.c.role == Role.USER.value,
-        MESSAGES.c.platform_message_id == bindparam("platform_message_id"),
-    )
-    .order_by(MESSAGES.c.id)
-    .limit(1)
-)
-NEWEST_FIRST = (MESSAGES.c.id.desc(),)
+PERSON_TURN = select(MESSAGES).where(*PERSON_MESSAGE).order_by(MESSAGES.c.id).limit(1)
 RECENT_OF = (
     select(MESSAGES)
     .where(MESSAGES.c.room == bindparam("room"), MESSAGES.c.author == bindparam("author"))
-    .order_by(*NEWEST_FIRST)
+    .order_by(MESSAGES.c.id.desc())
     .limit(bindparam("limit", type_=Integer()))
 )
 
@@ -106,7 +95,7 @@ def recent_shared_query(*, for_audience: bool, since: bool) -> Select[Any]:
     query = select(MESSAGES).where(MESSAGES.c.room == bindparam("room"), readable)
     if since:
         query = query.where(MESSAGES.c.created_at >= bindparam("since", type_=UTCDateTime()))
-    return query.order_by(*NEWEST_FIRST).limit(bindparam("limit", type_=Integer()))
+    return query.order_by(MESSAGES.c.id.desc()).limit(bindparam("limit", type_=Integer()))
 
 
 RECENT_SHARED = {
@@ -172,10 +161,10 @@ class TurnRepository:
             "audience": audience,
             "answer_to": None,
         }
-        inserted = (self.session.execute(INSERT_NEW_TURN, values)).scalar_one_or_none()
+        inserted = self.session.execute(INSERT_NEW_TURN, values).scalar_one_or_none()
         if inserted is not None:
             return to_turn(Inserted(id=int(inserted), **values)), True
-        return to_turn((self.session.execute(EARLIER_TURN, values)).one()), False
+        return to_turn(self.session.execute(EARLIER_TURN, values).one()), False
 
     def add_answer(self, answer: Answer) -> bool:
         """The bot's answer, in one statement with the check that the person's turn it
@@ -195,7 +184,7 @@ class TurnRepository:
     ) -> ConversationTurn | None:
         """The person's turn with this platform id in this room, if it was stored."""
         values = {"room": room, "author": author, "platform_message_id": platform_message_id}
-        row = (self.session.execute(PERSON_TURN, values)).one_or_none()
+        row = self.session.execute(PERSON_TURN, values).one_or_none()
         return None if row is None else to_turn(row)
 
     def recent(self, room: str, *, limit: int) -> list[ConversationTurn]:
@@ -206,13 +195,13 @@ class TurnRepository:
             .order_by(MessageRow.id.desc())
             .limit(limit)
         )
-        rows = (self.session.scalars(query)).all()
+        rows = self.session.scalars(query).all()
         return [to_turn(row) for row in reversed(rows)]
 
     def recent_of(self, room: str, author: str, *, limit: int) -> list[ConversationTurn]:
         """The last ``limit`` turns between ``author`` and the bot in ``room``, oldest first."""
         values = {"room": room, "author": author, "limit": limit}
-        rows = (self.session.execute(RECENT_OF, values)).all()
+        rows = self.session.execute(RECENT_OF, values).all()
         return [to_turn(row) for row in reversed(rows)]
 
     def recent_shared(
@@ -226,7 +215,7 @@ class TurnRepository:
             values["audience"] = audience
         if since is not None:
             values["since"] = since
-        rows = (self.session.execute(query, values)).all()
+        rows = self.session.execute(query, values).all()
         return [to_turn(row) for row in reversed(rows)]
 
     def said(self, rooms: Sequence[str], platform_message_id: str) -> ConversationTurn | None:
@@ -241,7 +230,7 @@ class TurnRepository:
             .order_by(MessageRow.id)
             .limit(1)
         )
-        row = (self.session.scalars(query)).one_or_none()
+        row = self.session.scalars(query).one_or_none()
         return None if row is None else to_turn(row)
 
     def change_text(self, turn_id: int, text: str) -> None:
@@ -257,7 +246,7 @@ class TurnRepository:
     def authors_in(self, room: str) -> list[str]:
         """Everyone with a turn in ``room``."""
         query = select(MessageRow.author).where(MessageRow.room == room).distinct()
-        return [author for author in (self.session.scalars(query)).all() if author]
+        return [author for author in self.session.scalars(query).all() if author]
 
     def purge_older_than(self, cutoff: datetime) -> int:
         result = self.session.execute(delete(MessageRow).where(MessageRow.created_at < cutoff))

@@ -40,7 +40,7 @@ from memory.records import (
     NewFact,
 )
 from memory.scope import Scope
-from memory.store.schema import FACT_EVENTS, FACTS, FactEventRow, FactRow, record_of
+from memory.store.schema import FACT_EVENTS, FACTS, FactEventRow, FactRow, record_of, rowcount
 
 
 def utc_now() -> datetime:
@@ -153,7 +153,7 @@ class FactRepository:
             values["only_room"] = rooms.only
         if rooms.exclude is not None:
             values["excluded_room"] = rooms.exclude
-        rows = (self.session.execute(query, values)).all()
+        rows = self.session.execute(query, values).all()
         return [to_fact(row) for row in rows]
 
     def list_in_scope(
@@ -172,7 +172,7 @@ class FactRepository:
             .offset(offset)
             .limit(limit)
         )
-        return [to_fact(row) for row in (self.session.scalars(query)).all()]
+        return [to_fact(row) for row in self.session.scalars(query).all()]
 
     def matching(self, scope: Scope, needle: str, *, limit: int) -> list[Fact]:
         """Active facts in ``scope`` whose number or text contains ``needle`` (autocomplete)."""
@@ -189,13 +189,13 @@ class FactRepository:
             .order_by(FactRow.id)
             .limit(limit)
         )
-        return [to_fact(row) for row in (self.session.scalars(query)).all()]
+        return [to_fact(row) for row in self.session.scalars(query).all()]
 
     def count(self, scope: Scope, *, statuses: Sequence[FactStatus] = (FactStatus.ACTIVE,)) -> int:
         query = select(func.count(FactRow.id)).where(
             visible_in(scope), FactRow.status.in_([s.value for s in statuses])
         )
-        return int((self.session.execute(query)).scalar_one())
+        return int(self.session.execute(query).scalar_one())
 
     def set_status(
         self,
@@ -216,39 +216,40 @@ class FactRepository:
         self.session.flush()
         return to_fact(row)
 
-    def erase(self, scope: Scope, fact_id: int) -> list[int]:
-        """Remove a fact for good, with its older versions and their events; the erased ids."""
-        chain = self.version_chain(scope, fact_id)
-        self.erase_ids(scope, chain)
-        return chain
-
     def version_chain(self, scope: Scope, fact_id: int) -> list[int]:
         """The fact and every older version it replaced (empty if not visible in ``scope``)."""
         if self._row(scope, fact_id) is None:
             return []
-        chain = [fact_id]
-        frontier = [fact_id]
+        return self._with_older_versions([fact_id], visible_in(scope))
+
+    def _with_older_versions(self, ids: Sequence[int], among: ColumnElement[bool]) -> list[int]:
+        """``ids`` and every older version they replaced, of the facts ``among`` selects."""
+        chain = list(ids)
+        frontier = list(ids)
         while frontier:
-            query = select(FactRow.id).where(visible_in(scope), FactRow.superseded_by.in_(frontier))
-            frontier = [i for i in (self.session.scalars(query)).all() if i not in chain]
+            query = select(FactRow.id).where(among, FactRow.superseded_by.in_(frontier))
+            frontier = [i for i in self.session.scalars(query).all() if i not in chain]
             chain.extend(frontier)
         return chain
 
     def erase_all(self, scope: Scope) -> list[int]:
         """Remove every fact visible in ``scope``, whatever its status, with its events."""
-        ids = list((self.session.scalars(select(FactRow.id).where(visible_in(scope)))).all())
+        ids = list(self.session.scalars(select(FactRow.id).where(visible_in(scope))).all())
         self.erase_ids(scope, ids)
         return ids
 
-    def erase_ids(self, scope: Scope, ids: Sequence[int]) -> None:
-        if ids:
-            self._delete(list(ids), visible_in(scope), FactEventRow.owner == scope.owner)
+    def erase_ids(self, scope: Scope, ids: Sequence[int]) -> int:
+        """Remove these facts for good, with their events; how many events went with them."""
+        if not ids:
+            return 0
+        return self._delete(list(ids), visible_in(scope), FactEventRow.owner == scope.owner)
 
     def _delete(
         self, ids: list[int], facts: ColumnElement[bool], events: ColumnElement[bool]
-    ) -> None:
-        """Delete facts by id, their events, and the links of newer versions to them."""
-        self.session.execute(
+    ) -> int:
+        """Delete facts by id, their events, and the links of newer versions to them; how
+        many events were deleted."""
+        deleted_events = self.session.execute(
             delete(FactEventRow).where(
                 events, or_(FactEventRow.fact_id.in_(ids), FactEventRow.related_fact_id.in_(ids))
             )
@@ -257,6 +258,7 @@ class FactRepository:
             update(FactRow).where(facts, FactRow.superseded_by.in_(ids)).values(superseded_by=None)
         )
         self.session.execute(delete(FactRow).where(facts, FactRow.id.in_(ids)))
+        return rowcount(deleted_events)
 
     def record_event(self, scope: Scope, draft: EventDraft) -> FactEvent:
         values = {
@@ -290,7 +292,7 @@ class FactRepository:
             )
             .order_by(FactEventRow.id)
         )
-        return [to_event(row) for row in (self.session.scalars(query)).all()]
+        return [to_event(row) for row in self.session.scalars(query).all()]
 
     def latest_events(
         self, scope: Scope, *, actors: Sequence[Actor], limit: int = 20
@@ -303,18 +305,17 @@ class FactRepository:
             .order_by(FactEventRow.id.desc())
             .limit(limit)
         )
-        return [to_event(row) for row in (self.session.scalars(query)).all()]
+        return [to_event(row) for row in self.session.scalars(query).all()]
 
     def latest_undoable_event(
         self, scope: Scope, *, actors: Sequence[Actor], actions: Sequence[Action]
     ) -> FactEvent | None:
         """The newest not-yet-undone event of ``scope`` by ``actors`` with one of ``actions``
         (filtered in SQL, so a long run of NONE events cannot hide older changes)."""
-        condition = visible_in(scope, FactEventRow)
         query = (
             select(FactEventRow)
             .where(
-                condition,
+                visible_in(scope, FactEventRow),
                 FactEventRow.undone_at.is_(None),
                 FactEventRow.actor.in_([actor.value for actor in actors]),
                 FactEventRow.final_action.in_([action.value for action in actions]),
@@ -322,7 +323,7 @@ class FactRepository:
             .order_by(FactEventRow.id.desc())
             .limit(1)
         )
-        row = (self.session.scalars(query)).one_or_none()
+        row = self.session.scalars(query).one_or_none()
         return None if row is None else to_event(row)
 
     def mark_undone(self, scope: Scope, event_id: int) -> None:
@@ -342,7 +343,7 @@ class FactRepository:
     def admin_active_facts(self) -> list[Fact]:
         """Every active fact of every scope. Operator and reconcile use only."""
         query = select(FactRow).where(FactRow.status == FactStatus.ACTIVE.value)
-        return [to_fact(row) for row in (self.session.scalars(query)).all()]
+        return [to_fact(row) for row in self.session.scalars(query).all()]
 
     def admin_active_ids(self, fact_ids: Sequence[int]) -> set[int]:
         """Which of these facts, of any scope, are active now. Reconcile use only."""
@@ -351,14 +352,14 @@ class FactRepository:
         query = select(FactRow.id).where(
             FactRow.id.in_(list(fact_ids)), FactRow.status == FactStatus.ACTIVE.value
         )
-        return set((self.session.scalars(query)).all())
+        return set(self.session.scalars(query).all())
 
     def admin_owners(self, fact_ids: Sequence[int]) -> set[str]:
         """Whose facts these are, of any scope. Reconcile use only (to lock them)."""
         if not fact_ids:
             return set()
         query = select(FactRow.owner).where(FactRow.id.in_(list(fact_ids))).distinct()
-        return set((self.session.scalars(query)).all())
+        return set(self.session.scalars(query).all())
 
     def admin_changed_facts_since(
         self, since: datetime | None, *, also_ids: Sequence[int] = ()
@@ -368,7 +369,7 @@ class FactRepository:
         active = FactRow.status == FactStatus.ACTIVE.value
         if since is None:
             query = select(FactRow).where(active).order_by(FactRow.id)
-            return [to_fact(row) for row in (self.session.scalars(query)).all()]
+            return [to_fact(row) for row in self.session.scalars(query).all()]
         touched = select(FactEventRow.fact_id).where(
             or_(
                 and_(
@@ -392,7 +393,7 @@ class FactRepository:
             )
             .order_by(FactRow.id)
         )
-        return [to_fact(row) for row in (self.session.scalars(query)).all()]
+        return [to_fact(row) for row in self.session.scalars(query).all()]
 
     def undone_pairs(self, scope: Scope, actor: Actor) -> set[frozenset[int]]:
         """The (fact, related fact) pairs of ``actor``'s undone events in ``scope``."""
@@ -402,7 +403,7 @@ class FactRepository:
             FactEventRow.actor == actor.value,
             FactEventRow.undone_at.is_not(None),
         )
-        rows = (self.session.execute(query)).all()
+        rows = self.session.execute(query).all()
         return {frozenset((first, second)) for first, second in rows if first and second}
 
     def admin_purge_deleted_before(self, cutoff: datetime) -> list[int]:
@@ -410,18 +411,12 @@ class FactRepository:
         replaced and the events naming them, so the text is really gone; the erased ids."""
         ended = func.coalesce(FactRow.valid_to, FactRow.created_at)
         query = select(FactRow.id).where(FactRow.status == FactStatus.DELETED.value, ended < cutoff)
-        chain = list((self.session.scalars(query)).all())
-        frontier = list(chain)
-        while frontier:
-            older = select(FactRow.id).where(
-                FactRow.superseded_by.in_(frontier), FactRow.status != FactStatus.ACTIVE.value
-            )
-            frontier = [i for i in (self.session.scalars(older)).all() if i not in chain]
-            chain.extend(frontier)
+        deleted = self.session.scalars(query).all()
+        chain = self._with_older_versions(deleted, FactRow.status != FactStatus.ACTIVE.value)
         if chain:
             self._delete(chain, true(), true())
         return chain
 
     def _row(self, scope: Scope, fact_id: int) -> FactRow | None:
         query = select(FactRow).where(visible_in(scope), FactRow.id == fact_id)
-        return (self.session.scalars(query)).one_or_none()
+        return self.session.scalars(query).one_or_none()

@@ -54,11 +54,10 @@ class ForgetRepository:
         chain = self._facts.version_chain(scope, fact_id)
         if not chain:
             return None
-        active = self._active_among(chain)
+        active = sum(f.status is FactStatus.ACTIVE for f in self._facts.get_many(scope, chain))
         sources = self.sources(scope.owner, chain)
         events = self._delete_factless_events(scope.owner, sources)
-        events += self._count_events(scope.owner, chain)
-        self._facts.erase_ids(scope, chain)
+        events += self._facts.erase_ids(scope, chain)
         turns = self._delete_turns_of(scope.owner, sources)
         self._record(scope)
         return Erased(tuple(chain), active, events, turns, 0)
@@ -125,7 +124,7 @@ class ForgetRepository:
                 .where(column_room.in_(list(rooms)), column_source == message_id)
                 .limit(1)
             )
-            owner = (self.session.scalars(query)).first()
+            owner = self.session.scalars(query).first()
             if owner is not None:
                 return owner
         return None
@@ -143,8 +142,8 @@ class ForgetRepository:
             FactEventRow.room == scope.room,
             FactEventRow.source_message_id == message_id,
         )
-        ids = set((self.session.scalars(taught)).all())
-        for fact_id, related in (self.session.execute(touched)).all():
+        ids = set(self.session.scalars(taught).all())
+        for fact_id, related in self.session.execute(touched).all():
             ids.update(i for i in (fact_id, related) if i is not None)
         learned: dict[int, Learned] = {}
         for fact_id in sorted(ids):
@@ -171,34 +170,22 @@ class ForgetRepository:
             current = fact.superseded_by if fact.status is FactStatus.SUPERSEDED else None
         return None
 
-    def _active_among(self, fact_ids: Collection[int]) -> int:
-        query = select(FactRow.id).where(
-            FactRow.id.in_(list(fact_ids)), FactRow.status == FactStatus.ACTIVE.value
-        )
-        return len((self.session.scalars(query)).all())
-
     def sources(self, owner: str, fact_ids: Collection[int]) -> set[Source]:
         """The source messages of the facts and of every event on them."""
         ids = list(fact_ids)
-        facts = select(FactRow.room, FactRow.source_message_id).where(FactRow.id.in_(ids))
+        facts = select(FactRow.room, FactRow.source_message_id).where(
+            FactRow.owner == owner, FactRow.id.in_(ids)
+        )
         events = select(FactEventRow.room, FactEventRow.source_message_id).where(
             FactEventRow.owner == owner,
             or_(FactEventRow.fact_id.in_(ids), FactEventRow.related_fact_id.in_(ids)),
         )
         found: set[Source] = set()
         for query in (facts, events):
-            for room, source in (self.session.execute(query)).all():
+            for room, source in self.session.execute(query).all():
                 if source is not None:
                     found.add((room, source))
         return found
-
-    def _count_events(self, owner: str, fact_ids: Collection[int]) -> int:
-        ids = list(fact_ids)
-        query = select(FactEventRow.id).where(
-            FactEventRow.owner == owner,
-            or_(FactEventRow.fact_id.in_(ids), FactEventRow.related_fact_id.in_(ids)),
-        )
-        return len((self.session.scalars(query)).all())
 
     def _delete_factless_events(self, owner: str, sources: set[Source]) -> int:
         result = self.session.execute(

@@ -46,11 +46,6 @@ from memory.store.schema import (
 )
 
 
-def to_pending(row: PendingWriteRow | Row[Any] | Inserted) -> PendingWrite:
-    """A queued write from its ORM row, a Core row or the values just inserted."""
-    return record_of(PendingWrite, row)
-
-
 def next_row() -> ColumnElement[bool]:
     """The row is its person's next at ``:now``: due, no live claim on the person, and every
     earlier row of theirs waiting after an error starting with ``:passing_error``."""
@@ -132,8 +127,8 @@ class PendingWriteRepository:
     ) -> PendingWrite:
         """``corrects``: the row is an edit of the message ``source_message_id``."""
         values = pending_values(scope, text, message_time, now, source_message_id, corrects)
-        pending_id = int((self.session.execute(INSERT_PENDING, values)).scalar_one())
-        return to_pending(Inserted(id=pending_id, **values))
+        pending_id = int(self.session.execute(INSERT_PENDING, values).scalar_one())
+        return record_of(PendingWrite, Inserted(id=pending_id, **values))
 
     def enqueue_unless_paused(
         self, scope: Scope, text: str, *, message_time: datetime, now: datetime, source: str
@@ -143,7 +138,9 @@ class PendingWriteRepository:
         paused = {"pause_key": pause_key(scope.owner)}
         found = self.session.execute(INSERT_PENDING_UNLESS_PAUSED, values | paused)
         pending_id = found.scalar_one_or_none()
-        return None if pending_id is None else to_pending(Inserted(id=int(pending_id), **values))
+        if pending_id is None:
+            return None
+        return record_of(PendingWrite, Inserted(id=int(pending_id), **values))
 
     def due(self, now: datetime, *, limit: int = 50) -> list[PendingWrite]:
         """Queued writes whose next attempt is due, oldest first."""
@@ -153,15 +150,10 @@ class PendingWriteRepository:
             .order_by(PendingWriteRow.id)
             .limit(limit)
         )
-        return [to_pending(row) for row in (self.session.scalars(query)).all()]
-
-    def get(self, pending_id: int) -> PendingWrite | None:
-        # The claim updates bypass the session's objects: read the row as it is now.
-        row = self.session.get(PendingWriteRow, pending_id, populate_existing=True)
-        return None if row is None else to_pending(row)
+        return [record_of(PendingWrite, row) for row in self.session.scalars(query).all()]
 
     def count(self) -> int:
-        return len((self.session.scalars(select(PendingWriteRow.id))).all())
+        return len(self.session.scalars(select(PendingWriteRow.id)).all())
 
     def for_owner(self, owner: str) -> list[PendingWrite]:
         """Every queued write of one person, oldest first (they are processed in this order)."""
@@ -170,7 +162,7 @@ class PendingWriteRepository:
             .where(PendingWriteRow.owner == owner)
             .order_by(PendingWriteRow.id)
         )
-        return [to_pending(row) for row in (self.session.scalars(query)).all()]
+        return [record_of(PendingWrite, row) for row in self.session.scalars(query).all()]
 
     def claim_next(
         self,
@@ -195,11 +187,11 @@ class PendingWriteRepository:
         else:
             query = NEXT_ROW_OF
             values.update(owner=owner)
-        for candidate in (self.session.execute(query, values)).all():
+        for candidate in self.session.execute(query, values).all():
             row = self._locked_again(candidate, values)
             if row is not None:
                 self._take(row.id, worker, now=now, until=until)
-                return replace(to_pending(row), claimed_by=worker, claimed_until=until)
+                return replace(record_of(PendingWrite, row), claimed_by=worker, claimed_until=until)
         return None
 
     def _locked_again(self, candidate: Row[Any], values: dict[str, object]) -> Row[Any] | None:
@@ -210,7 +202,7 @@ class PendingWriteRepository:
         if not try_lock_person(self.session, candidate.owner):
             return None
         again = {**values, "owner": candidate.owner}
-        return (self.session.execute(NEXT_ROW_OF_LOCKED, again)).first()
+        return self.session.execute(NEXT_ROW_OF_LOCKED, again).first()
 
     def _take(self, pending_id: int, worker: str, *, now: datetime, until: datetime) -> bool:
         """Claim one row unless someone holds a live claim on it (checked in the UPDATE)."""

@@ -164,7 +164,7 @@ class SettingRow(Base):
 
 
 class FactVectorRow(Base):
-    """PostgreSQL only (``POSTGRES_ONLY_TABLES``): a fact's vector, in the fact's transaction."""
+    """PostgreSQL only: a fact's vector, in the fact's transaction."""
 
     __tablename__ = "fact_vectors"
 
@@ -175,8 +175,6 @@ class FactVectorRow(Base):
     # No fixed dimension: it is the embedding model's; rows of another are replaced.
     embedding: Mapped[Any] = mapped_column(VECTOR(), nullable=False)
 
-
-POSTGRES_ONLY_TABLES = frozenset({FactVectorRow.__tablename__})
 
 # The tables themselves, for SQLAlchemy Core statements where the reply path reads and
 # writes rows: no ORM objects, identity map or flush for a few plain rows.

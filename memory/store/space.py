@@ -41,10 +41,6 @@ class DatabaseSpace:
         return self.free_bytes + self.log_bytes
 
 
-def is_sqlite(database: Database) -> bool:
-    return database.engine.dialect.name == "sqlite"
-
-
 def _file_size(path: Path) -> int:
     return path.stat().st_size if path.exists() else 0
 
@@ -55,7 +51,7 @@ async def _pragma(connection: AsyncConnection, statement: str) -> int:
 
 async def database_space(database: Database) -> DatabaseSpace | None:
     """Sizes read from SQLite itself (pages) and from the files beside it (the log)."""
-    if not is_sqlite(database):
+    if database.dialect != "sqlite":
         return None
     try:
         async with database.engine.connect() as connection:
@@ -103,7 +99,7 @@ async def _vacuum_step(database: Database) -> bool:
 
 async def vacuum(database: Database) -> None:
     """Rewrite the whole file, switching to incremental auto-vacuum (``mnemo compact``)."""
-    if not is_sqlite(database):
+    if database.dialect != "sqlite":
         return
     async with database.writing(Priority.BACKGROUND):
         try:

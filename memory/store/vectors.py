@@ -24,7 +24,7 @@ from memory.scope import Scope
 from memory.store.database import Database
 from memory.store.facts import visible_in
 from memory.store.people_lock import lock_people
-from memory.store.schema import FactRow, FactVectorRow
+from memory.store.schema import FactRow, FactVectorRow, rowcount
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ class PgVectorIndex:
             result = await session.execute(
                 delete(FactVectorRow).where(func.vector_dims(FactVectorRow.embedding) != dimension)
             )
-        dropped = int(getattr(result, "rowcount", 0) or 0)
+        dropped = rowcount(result)
         if dropped:
             log.warning("%d vectors of another dimension than %d dropped", dropped, dimension)
         return index

@@ -81,7 +81,7 @@ async def test_the_index_is_rebuilt_from_sqlite_after_cleanup(store: Store, tmp_
     )
     for fact in facts:
         await index_facts(index, embedder, [fact])
-    await store.write(lambda transaction: transaction.facts.erase(ALICE, facts[0].id))
+    await store.write(lambda transaction: transaction.facts.erase_ids(ALICE, [facts[0].id]))
     await index.erase([facts[0].id])
     await index.compact()
     expected = await index.indexed_models()

@@ -39,7 +39,7 @@ from memory.store.migrations import (
     upgrade_schema,
     upgrade_sql,
 )
-from memory.store.schema import POSTGRES_ONLY_TABLES, Base
+from memory.store.schema import Base, FactVectorRow
 from tests.servers.postgres import PostgresServer
 
 FIXTURES = Path(__file__).parent / "store_fixtures"
@@ -161,7 +161,7 @@ def declared_tables(dialect: str) -> list[Table]:
     return [
         table
         for table in Base.metadata.sorted_tables
-        if dialect == "postgresql" or table.name not in POSTGRES_ONLY_TABLES
+        if dialect == "postgresql" or table.name != FactVectorRow.__tablename__
     ]
 
 

@@ -29,7 +29,7 @@ from memory.records import (
     Role,
 )
 from memory.scope import Scope, ScopeMode
-from memory.store import EventDraft, Store, StoreTransaction
+from memory.store import Erased, EventDraft, Store, StoreTransaction
 from memory.store.database import SQLITE_POOL_SIZE
 from tests.memory.full_disk import fill_the_disk
 
@@ -148,13 +148,14 @@ async def test_erase_removes_fact_its_history_and_events(store: Store) -> None:
 
     old, new, kept = await store.write(update)
 
-    def erase(transaction: StoreTransaction) -> tuple[list[int], list[int]]:
-        by_bob = transaction.facts.erase(BOB_R1, new.id)
-        return by_bob, transaction.facts.erase(ALICE_R1, new.id)
+    def erase(transaction: StoreTransaction) -> tuple[Erased | None, Erased | None]:
+        by_bob = transaction.forget.fact(BOB_R1, new.id)
+        return by_bob, transaction.forget.fact(ALICE_R1, new.id)
 
     by_bob, by_alice = await store.write(erase)
-    assert by_bob == []
-    assert sorted(by_alice) == sorted([new.id, old.id])
+    assert by_bob is None
+    assert by_alice is not None
+    assert sorted(by_alice.fact_ids) == sorted([new.id, old.id])
 
     def remaining(transaction: StoreTransaction) -> tuple[list[Fact], Sequence[Row[Any]]]:
         facts = transaction.facts.list_in_scope(ALICE_R1, statuses=tuple(FactStatus))
@@ -163,7 +164,7 @@ async def test_erase_removes_fact_its_history_and_events(store: Store) -> None:
 
     facts, texts = await store.read(remaining)
     assert [f.id for f in facts] == [kept.id]
-    assert texts == []
+    assert [tuple(row) for row in texts] == [(None, None)]  # the forget's row: no text
 
 
 async def test_events_are_recorded_and_read_per_fact(store: Store) -> None:
@@ -227,7 +228,9 @@ def blind_to(other: Scope, fact: Fact, transaction: StoreTransaction) -> None:
     assert facts.list_in_scope(other, statuses=tuple(FactStatus)) == []
     assert facts.count(other, statuses=tuple(FactStatus)) == 0
     assert facts.set_status(other, fact.id, FactStatus.DELETED) is None
-    assert facts.erase(other, fact.id) == []
+    assert facts.version_chain(other, fact.id) == []
+    assert facts.erase_ids(other, [fact.id]) == 0
+    assert transaction.forget.fact(other, fact.id) is None
     assert facts.erase_all(other) == []
     assert facts.events_for_fact(other, fact.id) == []
 
@@ -398,22 +401,20 @@ async def test_an_ended_lease_lets_another_worker_claim_and_start_up_releases_al
     queued = await store.write(enqueue_and_claim)
     later = now + timedelta(minutes=2)
 
-    def take_over(
-        transaction: StoreTransaction,
-    ) -> tuple[PendingWrite | None, bool, int, PendingWrite | None]:
+    def take_over(transaction: StoreTransaction) -> tuple[PendingWrite | None, bool, int]:
         pending = transaction.pending
         taken = pending.claim_next(
             "alive", now=later, until=later + timedelta(minutes=1), passing_error=""
         )
         completed_by_dead = pending.complete_claimed(queued.id, "dead")
-        released = pending.release_claims()
-        return taken, completed_by_dead, released, pending.get(queued.id)
+        return taken, completed_by_dead, pending.release_claims()
 
-    taken, completed_by_dead, released, row = await store.write(take_over)
+    taken, completed_by_dead, released = await store.write(take_over)
     assert taken is not None and taken.claimed_by == "alive"
     assert not completed_by_dead
     assert released == 1
-    assert row is not None and (row.claimed_by, row.claimed_until) == (None, None)
+    (row,) = await store.read(lambda transaction: transaction.pending.due(later))
+    assert (row.id, row.claimed_by, row.claimed_until) == (queued.id, None, None)
 
 
 async def test_naive_datetimes_are_refused(store: Store) -> None:
@@ -423,6 +424,9 @@ async def test_naive_datetimes_are_refused(store: Store) -> None:
                 "console:room1", Role.USER, "x", author=None, created_at=datetime(2026, 1, 1)
             )
         )
+
+
+JOB_SETTINGS = "SELECT key FROM store_settings WHERE key LIKE 'job.%'"
 
 
 async def test_settings_round_trip(store: Store) -> None:
@@ -435,7 +439,7 @@ async def test_settings_round_trip(store: Store) -> None:
     def read(transaction: StoreTransaction) -> tuple[str | None, list[str], str | None]:
         return (
             transaction.get_setting("job.consolidate.last_run"),
-            transaction.setting_keys("job."),
+            list(transaction.session.scalars(text(JOB_SETTINGS)).all()),
             transaction.get_setting("missing"),
         )
 

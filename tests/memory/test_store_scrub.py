@@ -40,8 +40,8 @@ def store(sqlite_store: Store) -> Store:
 
 
 async def _forget(store: Store, fact_id: int) -> None:
-    erased = await store.write(lambda transaction: transaction.facts.erase(ALICE, fact_id))
-    assert erased == [fact_id]
+    erased = await store.write(lambda transaction: transaction.forget.fact(ALICE, fact_id))
+    assert erased is not None and erased.fact_ids == (fact_id,)
 
 
 async def test_secure_delete_is_on(store: Store) -> None:

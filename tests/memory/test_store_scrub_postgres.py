@@ -48,8 +48,8 @@ async def test_forgotten_words_are_vacuumed_out_of_the_table_file(
         secret_id = await store.write(secret_among_others)
         assert holds_secret(await table_file(store, postgres, "facts"))
 
-        erased = await store.write(lambda transaction: transaction.facts.erase(ALICE, secret_id))
-        assert erased == [secret_id]
+        erased = await store.write(lambda transaction: transaction.forget.fact(ALICE, secret_id))
+        assert erased is not None and erased.fact_ids == (secret_id,)
         assert holds_secret(await table_file(store, postgres, "facts")), "a dead row stays"
         await store.scrub()
 

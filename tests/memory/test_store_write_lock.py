@@ -65,8 +65,10 @@ async def test_many_concurrent_writers_all_commit(impatient_store: Store) -> Non
             return_exceptions=True,
         )
         assert [r for r in results if r is not None] == []
-        written = await impatient_store.read(lambda tx: tx.setting_keys("load.writer."))
-        assert len(written) == WRITERS
+        written = await impatient_store.read(
+            lambda tx: [tx.get_setting(f"load.writer.{n}") for n in range(WRITERS)]
+        )
+        assert written == ["done"] * WRITERS
     finally:
         await impatient_store.aclose()
 
@@ -131,4 +133,6 @@ async def test_a_reply_transaction_goes_before_waiting_background_transactions(
     await asyncio.gather(*tasks)
     if store.database.dialect == "sqlite":
         assert order == ["first", "reply", "background"]
-    assert len(await store.read(lambda tx: tx.setting_keys("order."))) == 3
+    names = ("first", "reply", "background")
+    written = await store.read(lambda tx: [tx.get_setting(f"order.{name}") for name in names])
+    assert written == ["1"] * 3

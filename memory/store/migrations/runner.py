@@ -195,7 +195,6 @@ async def inspect_schema(url: URL, engine: AsyncEngine | None = None) -> SchemaS
     path = sqlite_file(url)
     if path is not None and not path.exists():
         return SchemaState(None, head_revision(), known=True)
-    own = engine is None
     reader = create_async_engine(url, poolclass=NullPool) if engine is None else engine
     try:
         async with reader.connect() as connection:
@@ -203,7 +202,7 @@ async def inspect_schema(url: URL, engine: AsyncEngine | None = None) -> SchemaS
     except SQLAlchemyError as error:
         raise translate_error(error) from error
     finally:
-        if own:
+        if engine is None:
             await reader.dispose()
 
 
