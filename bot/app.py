@@ -137,8 +137,9 @@ async def build_application(
     reranker = reranker or build_reranker(config.memory, config.embedding)
     # Recall's texts go before the write queue's and consolidation's (replies first).
     batcher = EmbeddingBatcher(memory.embedder, max_calls=config.embedding.parallel_calls)
-    # Replies first: the background's model calls give way while a reply is prepared, and
-    # the write queue's and consolidation's share one limit of calls at the server.
+    # Replies first: the write queue waits for the replies in progress, the background's
+    # model calls give way to them, and the write queue's and consolidation's share one
+    # limit of calls at the server.
     replies = Replies()
     background_llm = BackgroundModel(llm, replies, max_calls=config.llm.background_calls)
     settings = write_settings(config, apply_queued=apply_queued)
@@ -149,6 +150,7 @@ async def build_application(
         llm,
         settings,
         background_llm=background_llm,
+        replies=replies,
     )
     recaller = Recaller(
         memory.store,

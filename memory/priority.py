@@ -2,16 +2,20 @@
 
 Work is of two priorities, passed explicitly by whoever starts it: ``REPLY`` (someone waits
 for the answer: the intake, the answer, a command) and ``BACKGROUND`` (the write queue,
-consolidation, maintenance). Two things use them:
+consolidation, maintenance). Three things use them:
 
 - the store's writer (:mod:`memory.store.write_thread`) runs waiting write jobs replies'
   first, each priority in arrival order;
-- the model calls: :class:`Replies` are the replies in progress, and the background's calls
-  (:class:`BackgroundModel`) are not sent while a reply is prepared, and one already at the
-  model server is cancelled when a reply starts and sent again after it (a local server
-  answers few requests at once and stops when the request is closed; the call is
-  idempotent). After ``max_wait_seconds`` of replies without a gap a call goes anyway:
-  learning slows, never stops.
+- the write queue (:mod:`memory.write.worker`) takes its next message only once no reply is
+  in progress (:class:`Replies`, which the core marks), so its work takes no CPU or writer
+  time from a reply;
+- the background's model calls (:class:`BackgroundModel`) are not sent while a reply is
+  prepared, and one already at the model server is cancelled when a reply starts and sent
+  again after it (a local server answers few requests at once and stops when the request
+  is closed; the call is idempotent).
+
+After ``MAX_WAIT_SECONDS`` of replies without a gap background work goes on anyway:
+learning slows, never stops.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from memory.llm import CallKind, ChatMessage, LanguageModel
+
+MAX_WAIT_SECONDS = 60.0
 
 
 class Priority(enum.Enum):
@@ -68,6 +74,19 @@ class Replies:
         """Return when a reply starts after this call."""
         await self._started.wait()
 
+    async def quiet(self, max_wait_seconds: float = MAX_WAIT_SECONDS) -> bool:
+        """Return once no reply is in progress (True), or after ``max_wait_seconds`` of
+        replies without a gap (False)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max_wait_seconds
+        # Looked at again after each wake-up: a reply may have started since the last ended.
+        while self._count:
+            try:
+                await asyncio.wait_for(self._none.wait(), deadline - loop.time())
+            except TimeoutError:
+                return False
+        return True
+
 
 class BackgroundModel:
     """A :class:`LanguageModel` whose calls give way to replies; the model is not owned."""
@@ -78,7 +97,7 @@ class BackgroundModel:
         replies: Replies,
         *,
         max_calls: int = 1,
-        max_wait_seconds: float = 60.0,
+        max_wait_seconds: float = MAX_WAIT_SECONDS,
     ) -> None:
         if max_calls < 1 or max_wait_seconds < 0:
             raise ValueError("max_calls must be at least 1 and max_wait_seconds at least 0")
@@ -103,7 +122,7 @@ class BackgroundModel:
     ) -> str:
         async with self._calls:
             while True:
-                quiet = await self._no_replies()
+                quiet = await self._replies.quiet(self._max_wait_seconds)
                 call = asyncio.ensure_future(
                     self._model.complete(
                         messages, kind=kind, json_schema=json_schema, temperature=temperature
@@ -114,18 +133,6 @@ class BackgroundModel:
                 if await self._finished_before_a_reply(call):
                     return call.result()
                 self.given_way += 1
-
-    async def _no_replies(self) -> bool:
-        """True once no reply is in progress; False after ``max_wait_seconds`` of replies."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self._max_wait_seconds
-        # Looked at again after each wake-up: a reply may have started since the last ended.
-        while self._replies.in_progress:
-            try:
-                await asyncio.wait_for(self._replies.none_in_progress(), deadline - loop.time())
-            except TimeoutError:
-                return False
-        return True
 
     async def _finished_before_a_reply(self, call: asyncio.Future[str]) -> bool:
         """Wait for ``call``; if a reply starts first, cancel it (False)."""

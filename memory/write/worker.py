@@ -16,7 +16,7 @@ from asyncio import FIRST_COMPLETED
 from collections.abc import Awaitable, Callable, Collection
 from datetime import datetime, timedelta
 
-from memory.priority import Priority
+from memory.priority import Priority, Replies
 from memory.records import PendingWrite
 from memory.store import Store, StoreTransaction
 from memory.write.errors import UnusableModelOutput
@@ -47,6 +47,7 @@ class QueueWorker:
         clock: Callable[[], datetime],
         concurrency: int,
         worker_id: str | None = None,
+        replies: Replies | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("the queue worker needs a concurrency of at least 1")
@@ -56,6 +57,7 @@ class QueueWorker:
         self._clock = clock
         self._process = process
         self._concurrency = concurrency
+        self._replies = replies or Replies()
         self._wakeup = asyncio.Event()
         self._requested = 0
         self._seen = 0
@@ -187,7 +189,9 @@ class QueueWorker:
     async def _claim(
         self, *, owner: str | None = None, skip_owners: Collection[str] = ()
     ) -> PendingWrite | None:
-        """The next row, or ``None`` also when the store fails (logged; the rows stay)."""
+        """The next row, once no reply is in progress (replies first), or ``None`` also
+        when the store fails (logged; the rows stay)."""
+        await self._replies.quiet()
         try:
             return await self.claim(owner=owner, skip_owners=skip_owners)
         except Exception:

@@ -77,9 +77,11 @@ class MemoryWriter:
         *,
         clock: Callable[[], datetime] | None = None,
         background_llm: LanguageModel | None = None,
+        replies: Replies | None = None,
     ) -> None:
         """``background_llm``: the queue's model, shared with consolidation by the
-        composition root; by default one call at a time that gives way to replies."""
+        composition root; by default one call at a time that gives way to replies.
+        ``replies``: the replies in progress, which the queue waits for."""
         self._store = store
         self._index = index
         self._embedder = embedder
@@ -87,7 +89,8 @@ class MemoryWriter:
         # A person waits for "remember" and undo: their model calls do not give way.
         self._parts = WriteParts(store, index, embedder, llm, settings.pipeline)
         # The queue's do: they are not sent while replies are in progress.
-        background_llm = background_llm or BackgroundModel(llm, Replies())
+        replies = replies or Replies()
+        background_llm = background_llm or BackgroundModel(llm, replies)
         self._queue_parts = WriteParts(store, index, embedder, background_llm, settings.pipeline)
         self._clock = clock or utc_now
         self.worker = QueueWorker(
@@ -96,6 +99,7 @@ class MemoryWriter:
             lease=timedelta(seconds=settings.claim_lease_seconds),
             clock=self._clock,
             concurrency=settings.worker_concurrency,
+            replies=replies,
         )
 
     def start(self, *, release_stale_claims: bool = True) -> None:

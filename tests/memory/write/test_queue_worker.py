@@ -325,3 +325,21 @@ async def test_the_worker_sends_no_model_call_while_a_reply_is_in_progress(
     await writer.drain()
     assert await active_texts(store, ALICE) == ["I live in Paris"]
     await writer.aclose()
+
+
+async def test_the_worker_takes_no_message_while_a_reply_is_in_progress(
+    store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
+) -> None:
+    """Not only its model calls: the queue's work waits, so its CPU and writes are the
+    reply's (the reply's own memory work is what a person waits for)."""
+    replies = Replies()
+    model = gated()
+    model.open()
+    writer = MemoryWriter(store, index, embedder, model, NO_GRACE, replies=replies)
+    with replies.reply():
+        await writer.accept(ALICE, "I live in Paris", message_time=MESSAGE_TIME)
+        await asyncio.sleep(0.2)
+        assert not await claimed(store)()
+    await writer.drain()
+    assert await active_texts(store, ALICE) == ["I live in Paris"]
+    await writer.aclose()
