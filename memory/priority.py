@@ -38,8 +38,8 @@ class Priority(enum.Enum):
 
 
 class Replies:
-    """The replies in progress. The core marks each one (:meth:`reply`); background model
-    calls wait for none (:meth:`none_in_progress`) and give way to the next one
+    """The replies in progress. The core marks each one (:meth:`reply`); background work
+    waits for none (:meth:`quiet`), and a model call gives way to the next one
     (:meth:`next_reply`)."""
 
     def __init__(self) -> None:
@@ -47,10 +47,6 @@ class Replies:
         self._none = asyncio.Event()
         self._none.set()
         self._started: asyncio.Event = asyncio.Event()
-
-    @property
-    def in_progress(self) -> int:
-        return self._count
 
     @contextmanager
     def reply(self) -> Iterator[None]:
@@ -65,10 +61,6 @@ class Replies:
             self._count -= 1
             if self._count == 0:
                 self._none.set()
-
-    async def none_in_progress(self) -> None:
-        """Return once no reply is in progress."""
-        await self._none.wait()
 
     async def next_reply(self) -> None:
         """Return when a reply starts after this call."""

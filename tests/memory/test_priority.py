@@ -9,15 +9,16 @@ from memory.priority import Replies
 
 async def test_replies_in_progress_are_counted_and_their_end_is_awaited() -> None:
     replies = Replies()
-    await asyncio.wait_for(replies.none_in_progress(), 1)
+    assert await replies.quiet(0)
     with replies.reply():
         with replies.reply():
-            assert replies.in_progress == 2
-        waiting = asyncio.create_task(replies.none_in_progress())
+            assert not await replies.quiet(0)
+        assert not await replies.quiet(0)  # one is still in progress
+        waiting = asyncio.create_task(replies.quiet(5))
         await asyncio.sleep(0.01)
         assert not waiting.done()
-    await asyncio.wait_for(waiting, 1)
-    assert replies.in_progress == 0
+    assert await asyncio.wait_for(waiting, 1)
+    assert await replies.quiet(0)
 
 
 async def test_the_next_reply_is_announced_to_those_waiting_for_it() -> None:
