@@ -15,12 +15,15 @@ RUN python -m venv /opt/mnemo
 
 WORKDIR /src
 # The dependencies first, in a layer of their own: a change to the code alone reinstalls
-# only Mnemo (seconds), not the ~900 MB of libraries. The packages are empty here.
+# only Mnemo (seconds), not the ~900 MB of libraries. The packages are empty here, and
+# deleted with the build folder after: setuptools would otherwise keep the empty
+# __init__.py it built, as it is newer than the real one copied in below.
 COPY pyproject.toml README.md LICENSE ./
 RUN mkdir adapters bot evaluation memory \
     && touch adapters/__init__.py bot/__init__.py evaluation/__init__.py memory/__init__.py \
     && /opt/mnemo/bin/pip install . \
-    && /opt/mnemo/bin/pip uninstall --yes mnemo
+    && /opt/mnemo/bin/pip uninstall --yes mnemo \
+    && rm -rf build adapters bot evaluation memory
 COPY adapters ./adapters
 COPY bot ./bot
 COPY evaluation ./evaluation
