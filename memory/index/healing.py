@@ -103,7 +103,7 @@ class HealingIndex:
                     f"{error}; `mnemo reconcile` rebuilds it from the database"
                 ) from error
             problem = error
-            index = await _replace_folder(directory, dimension, full_text_index, error, None)
+            index = await _replace_folder(directory, dimension, full_text_index, error)
         healing = cls(index, dimension=dimension, refill=refill, full_text_index=full_text_index)
         healing.needs_refill = problem is not None or await index.count() == 0
         if problem is not None:
@@ -148,7 +148,7 @@ class HealingIndex:
                 return False
             old = self._index
             self._index = await _replace_folder(
-                self.path, self._dimension, self._full_text_index, problem, old.files
+                self.path, self._dimension, self._full_text_index, problem, files=old.files
             )
             self.replacements.append(str(problem))
             with contextlib.suppress(VectorIndexError, *LANCE_ERRORS):
@@ -262,7 +262,8 @@ async def _replace_folder(
     dimension: int,
     full_text_index: bool,
     problem: VectorIndexError,
-    files: aiorwlock.RWLock | None,
+    *,
+    files: aiorwlock.RWLock | None = None,
 ) -> LanceFactIndex:
     """Move the broken folder aside, create an empty index in its place (with the files lock
     ``files``), delete the copy."""
