@@ -6,10 +6,12 @@ Small structural types, so the core and its commands depend on behaviour, not on
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Protocol, TypeVar
 
+from memory.embedding import Vectors
 from memory.records import Fact, FactEvent
 from memory.scope import Scope
 from memory.store import Accepted, StoreTransaction
@@ -28,8 +30,17 @@ class Recalled(Protocol):
 
 
 class FactRecall(Protocol):
+    def start_embedding(self, text: str) -> asyncio.Task[Vectors] | None:
+        """Begin embedding a message for its recall (beside its intake), if recall will."""
+        ...
+
     async def for_message_with(
-        self, scope: Scope, text: str, also: Callable[[StoreTransaction], T]
+        self,
+        scope: Scope,
+        text: str,
+        also: Callable[[StoreTransaction], T],
+        *,
+        embedding: Awaitable[Vectors] | None = None,
     ) -> tuple[Sequence[Recalled], T]:
         """Recall for a reply, and what ``also`` reads in the same read transaction."""
         ...

@@ -14,9 +14,10 @@ reason); in a group room they are the room's turns by anyone there (``room_conte
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -39,10 +40,11 @@ from bot.core.rate_limit import RateLimiter
 from bot.core.reply_prompt import ReplyContext
 from bot.core.replying import Replier
 from bot.core.room_context import read_turns, turns_in, unseen_quotes
-from bot.core.truncation import truncate
+from bot.core.truncation import Truncated, truncate
 from bot.core.turn_window import TurnWindows, window_key
 from bot.messages import IncomingMessage, MessageDeletion, MessageEdit, OutgoingMessage
 from bot.websearch.base import WebSearchAdvisor
+from memory.embedding import Vectors
 from memory.errors import MemoryLayerError, StorageFullError, StoreError
 from memory.index import IndexRebuildingError
 from memory.llm import LanguageModel, LanguageModelError
@@ -87,6 +89,8 @@ class TakenIn:
     accepted: Accepted | None
     not_saved: str | None
     cut_note: str | None
+    # Recall's embedding of the text, begun beside the intake.
+    embedding: asyncio.Task[Vectors] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +185,8 @@ class ConversationCore:
             answer = await self._converse(taken)
         except MemoryLayerError as error:
             answer = self._memory_failure(message, taken.scope, error).text
+        finally:
+            _drop(taken.embedding)
         notes = [note for note in (taken.not_saved, taken.cut_note) if note is not None]
         text = "\n\n".join([answer, *notes])
         return [self._reply(message, text, False)]
@@ -206,13 +212,24 @@ class ConversationCore:
             elif remembered is not None:
                 reply = await self._remember(scope, remembered)
             else:
-                accepted, not_saved = await self._accept(message, scope, cut.text)
-                return TakenIn(message, scope, cut.text, accepted, not_saved, cut.note())
+                return await self._take_in_conversation(message, scope, cut)
         except MemoryLayerError as error:
             reply = self._memory_failure(message, scope, error)
         note = cut.note()
         text = reply.text if note is None else f"{reply.text}\n\n{note}"
         return [self._reply(message, text, reply.private, reply)]
+
+    async def _take_in_conversation(
+        self, message: IncomingMessage, scope: Scope, cut: Truncated
+    ) -> TakenIn:
+        # Recall embeds the text while it is taken in: the reply waits for the longer.
+        embedding = self._recaller.start_embedding(cut.text)
+        try:
+            accepted, not_saved = await self._accept(message, scope, cut.text)
+        except BaseException:
+            _drop(embedding)
+            raise
+        return TakenIn(message, scope, cut.text, accepted, not_saved, cut.note(), embedding)
 
     async def _dispatch(
         self, message: IncomingMessage, scope: Scope, command: CommandText
@@ -284,7 +301,12 @@ class ConversationCore:
         """Answer a conversation message taken in; the person's turn is already stored."""
         turn = None if taken.accepted is None else taken.accepted.turn_id
         composed = await self._compose(
-            taken.message, taken.scope, taken.text, None, current_turn=turn
+            taken.message,
+            taken.scope,
+            taken.text,
+            None,
+            current_turn=turn,
+            embedding=taken.embedding,
         )
         if turn is not None and composed.kept is not None:
             await self._keep_answer(taken.message, taken.scope.room, composed.kept, turn)
@@ -298,8 +320,9 @@ class ConversationCore:
         forced_query: str | None,
         *,
         current_turn: int | None,
+        embedding: Awaitable[Vectors] | None = None,
     ) -> Composed:
-        facts, turns = await self._memories(message, scope, text, current_turn)
+        facts, turns = await self._memories(message, scope, text, current_turn, embedding)
         context = ReplyContext(
             bot_name=self.settings.bot_name,
             person_name=message.display_name,
@@ -327,7 +350,12 @@ class ConversationCore:
         return Composed(shown, reply.text)
 
     async def _memories(
-        self, message: IncomingMessage, scope: Scope, text: str, current_turn: int | None
+        self,
+        message: IncomingMessage,
+        scope: Scope,
+        text: str,
+        current_turn: int | None,
+        embedding: Awaitable[Vectors] | None,
     ) -> tuple[list[str], list[ConversationTurn]]:
         """The recalled facts and the recent turns, read in one read transaction. If recall
         fails, the reply goes without memories (logged) and the turns are read alone."""
@@ -342,7 +370,9 @@ class ConversationCore:
             )
 
         try:
-            recalled, recent = await self._recaller.for_message_with(scope, text, recent_turns)
+            recalled, recent = await self._recaller.for_message_with(
+                scope, text, recent_turns, embedding=embedding
+            )
         except IndexRebuildingError as error:
             # Every message meanwhile meets it: one line per rebuild, not one per message.
             if error.rebuild != self._rebuild_reported:
@@ -494,3 +524,11 @@ class ConversationCore:
             private=private,
             attachments=() if reply is None else reply.attachments,
         )
+
+
+def _drop(embedding: asyncio.Task[Vectors] | None) -> None:
+    """Stop an embedding nobody will wait for, and take its error, if any, off the loop's log."""
+    if embedding is None:
+        return
+    embedding.cancel()
+    embedding.add_done_callback(lambda task: task.cancelled() or task.exception())

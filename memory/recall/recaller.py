@@ -7,8 +7,9 @@ index search and the read of the facts.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 from memory.embedding.base import Embedder, Vectors
@@ -76,24 +77,48 @@ class Recaller:
         recalled, _ = await self.for_message_with(scope, text, nothing)
         return recalled
 
+    def start_embedding(self, text: str) -> asyncio.Task[Vectors] | None:
+        """Begin embedding ``text`` for :meth:`for_message_with` now, beside the message's
+        intake, so that a reply waits for the longer of the two, not for both; None when
+        recall will not embed it."""
+        if wants_overview(text) or not text.strip():
+            return None
+        return asyncio.create_task(self._embedder.embed([text], "query"))
+
     async def for_message_with(
-        self, scope: Scope, text: str, also: ReadAlong[T]
+        self,
+        scope: Scope,
+        text: str,
+        also: ReadAlong[T],
+        *,
+        embedding: Awaitable[Vectors] | None = None,
     ) -> tuple[list[RecalledFact], T]:
-        """:meth:`for_message`, and ``also`` read in the same read transaction."""
+        """:meth:`for_message`, and ``also`` read in the same read transaction; ``embedding``
+        is the text's, begun by :meth:`start_embedding`."""
         if wants_overview(text):
 
             def overview(transaction: StoreTransaction) -> tuple[list[RecalledFact], T]:
                 return self._overview_in(transaction, scope), also(transaction)
 
             return await self._store.read(overview)
-        return await self._recall(scope, text, lookup=wants_lookup(text), also=also)
+        return await self._recall(
+            scope, text, lookup=wants_lookup(text), also=also, embedding=embedding
+        )
 
     async def _recall(
-        self, scope: Scope, text: str, *, lookup: bool, also: ReadAlong[T]
+        self,
+        scope: Scope,
+        text: str,
+        *,
+        lookup: bool,
+        also: ReadAlong[T],
+        embedding: Awaitable[Vectors] | None = None,
     ) -> tuple[list[RecalledFact], T]:
         ranking: Ranking = []
         if text.strip():
-            vector = (await self._embedder.embed([text], "query"))[0]
+            if embedding is None:
+                embedding = self._embedder.embed([text], "query")
+            vector = (await embedding)[0]
             cutoff = self.settings.lookup_min_similarity if lookup else None
             # A wide pool only for what reorders it: the reranker, or the fusion of ranks.
             reordered = (lookup and self.reranking) or self.settings.hybrid

@@ -18,8 +18,9 @@ from sqlalchemy.pool import NullPool
 from bot.config import Config
 from bot.core.core import NOT_SAVED, NOT_SAVED_FULL
 from bot.messages import IncomingMessage
-from memory.embedding import Embedder
+from memory.embedding import Embedder, TextKind, Vectors
 from memory.llm import ChatMessage
+from memory.priority import Priority
 from memory.records import Role
 from memory.write.prompts import decision
 from tests.bot.core.harness import (
@@ -219,3 +220,47 @@ async def test_a_message_handed_over_twice_is_answered_but_learned_once(bot: Har
     assert person.platform_message_id == "$same"
     assert [t.answer_to for t in turns if t.role is Role.ASSISTANT] == [person.id, person.id]
     assert len(reply_calls(bot.llm)) == 2
+
+
+class WatchingEmbedder:
+    """The real model, which notes each text it is asked to embed as a query (test double
+    to see when recall's embedding begins)."""
+
+    def __init__(self, inner: Embedder, watched: str) -> None:
+        self.inner = inner
+        self.watched = watched
+        self.queries: list[str] = []
+        self.asked = asyncio.Event()
+
+    @property
+    def model_name(self) -> str:
+        return self.inner.model_name
+
+    async def embed(self, texts: Sequence[str], kind: TextKind = "document") -> Vectors:
+        if kind == "query":
+            self.queries.extend(texts)
+            if self.watched in texts:
+                self.asked.set()
+        return await self.inner.embed(texts, kind)
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_recall_embeds_the_message_while_it_is_taken_in(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """A reply waits for the longer of its intake and its recall's embedding, not for both:
+    the message is embedded while its intake still waits for the writer, and only once."""
+    watching = WatchingEmbedder(embedder, "What is my dog called?")
+    bot = await open_harness(tmp_path, watching)
+    try:
+        message = direct(bot, "alice", "What is my dog called?", "$m1")
+        async with bot.app.store.database.writing(Priority.BACKGROUND):
+            reply = asyncio.create_task(bot.app.core.handle(message))
+            await asyncio.wait_for(watching.asked.wait(), timeout=30)
+            assert not reply.done()
+        assert [reply.text for reply in await reply] == ["OK."]
+        assert watching.queries == ["What is my dog called?"]
+    finally:
+        await bot.app.aclose()
