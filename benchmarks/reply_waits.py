@@ -1,7 +1,7 @@
 """Where a reply's wall time goes under load: what each reply waited for, and how long the
 store's write jobs took, from hand-over to commit, for replies and for background work.
 
-    python benchmarks/reply_waits.py [--scenarios 50x4,50x4b]
+    python benchmarks/reply_waits.py [--scenarios 50x4,50x4b] [--warm]
 
 The scenarios of ``benchmarks/load_session.py`` (same people, facts and instant model) on the
 current code, with timers wrapped around the parts of a reply (a measuring double of each:
@@ -139,7 +139,7 @@ def instrument() -> None:
     time_replies()
 
 
-async def measure(scenarios: list[load_session.Scenario]) -> None:
+async def measure(scenarios: list[load_session.Scenario], warm: bool) -> None:
     original = load_session.Session.run
 
     async def run(
@@ -161,17 +161,20 @@ async def measure(scenarios: list[load_session.Scenario]) -> None:
 
     load_session.Session.run = run  # type: ignore[method-assign]
     people = max(scenario.people for scenario in scenarios)
-    await load_session.measure(scenarios, people, 1000, None)
+    await load_session.measure(scenarios, people, 1000, None, warm=warm)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--scenarios", default="50x4,50x4b")
+    parser.add_argument(
+        "--warm", action="store_true", help="search each person's scope once before timing"
+    )
     arguments = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     instrument()
     scenarios = [load_session.Scenario.parse(text) for text in arguments.scenarios.split(",")]
-    asyncio.run(measure(scenarios))
+    asyncio.run(measure(scenarios, arguments.warm))
 
 
 if __name__ == "__main__":
