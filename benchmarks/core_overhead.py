@@ -37,6 +37,7 @@ from bot.config import Config
 from bot.messages import IncomingMessage
 from memory.indexing import index_facts
 from memory.llm import CallKind, ChatMessage, ScriptedLanguageModel
+from memory.recall.recaller import nothing
 from memory.records import NewFact
 from memory.scope import Scope
 from tests.conftest import LOCAL_MODEL_DIRECTORY, MODEL_NAME
@@ -137,7 +138,7 @@ async def measure_recall(application: Application, texts: Sequence[str]) -> list
     durations = []
     for text in texts:
         started = time.perf_counter()
-        await application.recaller.for_message(scope, text)
+        await application.recaller.for_message_with(scope, text, nothing)
         durations.append((time.perf_counter() - started) * 1000)
     return durations
 

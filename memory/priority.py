@@ -97,8 +97,6 @@ class BackgroundModel:
         self._replies = replies
         self._calls = asyncio.Semaphore(max_calls)
         self._max_wait_seconds = max_wait_seconds
-        # How many calls were cancelled at the server for a reply (tests, benchmarks).
-        self.given_way = 0
 
     @property
     def model_name(self) -> str:
@@ -124,7 +122,6 @@ class BackgroundModel:
                     return await call
                 if await self._finished_before_a_reply(call):
                     return call.result()
-                self.given_way += 1
 
     async def _finished_before_a_reply(self, call: asyncio.Future[str]) -> bool:
         """Wait for ``call``; if a reply starts first, cancel it (False)."""

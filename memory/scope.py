@@ -84,6 +84,3 @@ class Scope:
         that the SQL and index filters (``visible_in``, ``scope_where``) put in a query."""
         rooms = self.visible_rooms()
         return owner == self.owner and rooms.only in (None, room) and rooms.exclude != room
-
-    def with_mode(self, mode: ScopeMode) -> Scope:
-        return Scope(self.owner, self.room, mode)

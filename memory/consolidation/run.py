@@ -56,7 +56,6 @@ class ConsolidationReport:
     decisions: list[MergeDecision] = field(default_factory=list)
     applied: list[MergeDecision] = field(default_factory=list)
     skipped: list[MergeDecision] = field(default_factory=list)
-    ignored_verdicts: int = 0
     failed_batches: int = 0
     left_without_model: int = 0
 
@@ -181,7 +180,6 @@ async def judge_pairs(run: _Run, pairs: Sequence[CandidatePair]) -> list[MergeDe
         decided = decisions_for_batch(batch, response)
         for ignored in decided.ignored:
             log.warning("consolidation: verdict for pair %d ignored (not shown)", ignored.pair)
-        run.report.ignored_verdicts += len(decided.ignored)
         decisions.extend(decided.decisions)
     return decisions
 

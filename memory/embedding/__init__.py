@@ -1,13 +1,7 @@
 """Embedders: the port, fastembed (default), Ollama, a hashing test double, and the batcher
 that shares one model call among concurrent callers."""
 
-from memory.embedding.base import (
-    Embedder,
-    PromptedEmbedder,
-    Vectors,
-    cosine_similarity,
-    normalise,
-)
+from memory.embedding.base import Embedder, PromptedEmbedder, Vectors, cosine_similarity, normalise
 from memory.embedding.batching import EmbeddingBatcher
 from memory.embedding.fake import HashingEmbedder
 from memory.embedding.fastembed_backend import FastEmbedEmbedder

@@ -378,9 +378,6 @@ class LanceFactIndex:
         stats = await self._table.stats()
         return int(stats["fragment_stats"]["num_fragments"])
 
-    async def version_count(self) -> int:
-        return len(await self._table.list_versions())
-
     async def _count_write(self) -> None:
         self._writes_since_optimize += 1
         if self._writes_since_optimize >= self._optimize_every:

@@ -38,10 +38,6 @@ class ScopeRows:
     fact_ids: FactIds
     unit_vectors: Matrix
 
-    @classmethod
-    def of(cls, scope: Scope, model: str, fact_ids: FactIds, vectors: Matrix) -> ScopeRows:
-        return cls(scope, model, fact_ids, normalise(vectors))
-
     def written(self, facts: Sequence[IndexedFact]) -> ScopeRows:
         """These rows after ``facts`` were written: the old rows of their ids gone, the new
         ones the scope selects and of its model added."""
@@ -102,21 +98,15 @@ class ScopeVectorCache:
         # The changes made while each fill in progress loaded (None: a failed write).
         self._fills: dict[int, list[Change | None]] = {}
         self._next_fill = 0
-        self.hits = 0
         self.misses = 0
-
-    @staticmethod
-    def key(scope: Scope, model: str) -> ScopeKey:
-        return (scope.owner, scope.room, scope.mode.value, model)
 
     async def rows(self, scope: Scope, model: str, load: LoadScope) -> ScopeRows | None:
         """The scope's rows of ``model``, from memory or loaded; None if they are too many
         to hold."""
-        key = self.key(scope, model)
+        key: ScopeKey = (scope.owner, scope.room, scope.mode.value, model)
         entry = self._entries.get(key)
         if entry is not None:
             self._entries.move_to_end(key)
-            self.hits += 1
             return entry
         if key in self._too_large:
             return None
@@ -132,7 +122,7 @@ class ScopeVectorCache:
         if len(fact_ids) > self.max_rows:
             self._too_large.add(key)
             return None
-        entry = ScopeRows.of(scope, model, fact_ids, vectors)
+        entry = ScopeRows(scope, model, fact_ids, normalise(vectors))
         replayed = [change for change in changes if change is not None]
         if len(replayed) < len(changes):
             return entry
@@ -178,10 +168,6 @@ class ScopeVectorCache:
         for changes in self._fills.values():
             changes.append(change)
         self._too_large.clear()
-
-    @property
-    def rows_held(self) -> int:
-        return self._rows
 
     def _keep(self, key: ScopeKey, entry: ScopeRows) -> None:
         self._drop([key])

@@ -72,11 +72,6 @@ class Recaller:
         recalled, _ = await self._recall(scope, query, lookup=True, also=nothing)
         return recalled
 
-    async def for_message(self, scope: Scope, text: str) -> list[RecalledFact]:
-        """The overview, a lookup for questions, passive recall for everything else."""
-        recalled, _ = await self.for_message_with(scope, text, nothing)
-        return recalled
-
     def start_embedding(self, text: str) -> asyncio.Task[Vectors] | None:
         """Begin embedding ``text`` for :meth:`for_message_with` now, beside the message's
         intake, so that a reply waits for the longer of the two, not for both; None when
@@ -93,8 +88,8 @@ class Recaller:
         *,
         embedding: Awaitable[Vectors] | None = None,
     ) -> tuple[list[RecalledFact], T]:
-        """:meth:`for_message`, and ``also`` read in the same read transaction; ``embedding``
-        is the text's, begun by :meth:`start_embedding`."""
+        """The overview, a lookup for questions, passive recall for everything else, and
+        ``also`` read in the same read transaction; ``embedding`` is :meth:`start_embedding`'s."""
         if wants_overview(text):
 
             def overview(transaction: StoreTransaction) -> tuple[list[RecalledFact], T]:

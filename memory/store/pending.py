@@ -155,15 +155,6 @@ class PendingWriteRepository:
     def count(self) -> int:
         return len(self.session.scalars(select(PendingWriteRow.id)).all())
 
-    def for_owner(self, owner: str) -> list[PendingWrite]:
-        """Every queued write of one person, oldest first (they are processed in this order)."""
-        query = (
-            select(PendingWriteRow)
-            .where(PendingWriteRow.owner == owner)
-            .order_by(PendingWriteRow.id)
-        )
-        return [record_of(PendingWrite, row) for row in self.session.scalars(query).all()]
-
     def claim_next(
         self,
         worker: str,
@@ -189,8 +180,7 @@ class PendingWriteRepository:
             values.update(owner=owner)
         for candidate in self.session.execute(query, values).all():
             row = self._locked_again(candidate, values)
-            if row is not None:
-                self._take(row.id, worker, now=now, until=until)
+            if row is not None and self._take(row.id, worker, now=now, until=until):
                 return replace(record_of(PendingWrite, row), claimed_by=worker, claimed_until=until)
         return None
 

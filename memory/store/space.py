@@ -111,15 +111,13 @@ async def vacuum(database: Database) -> None:
         await database.truncate_wal()
 
 
-async def switch_to_incremental_vacuum(
-    database: Database, *, max_bytes: int = SWITCH_AT_START_UP_MAX_BYTES
-) -> bool | None:
+async def switch_to_incremental_vacuum(database: Database) -> bool | None:
     """At start-up, switch a small database to incremental auto-vacuum: True if switched,
     False if too large (``mnemo compact`` does it), None if nothing was to do."""
     space = await database_space(database)
     if space is None or space.incremental_vacuum:
         return None
-    if space.file_bytes > max_bytes:
+    if space.file_bytes > SWITCH_AT_START_UP_MAX_BYTES:
         return False
     await vacuum(database)
     return True

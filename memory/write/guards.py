@@ -159,11 +159,9 @@ def inline_mistake(subject: Subject) -> Guard | None:
     if inline.target is None:
         missing = action in DESTRUCTIVE or inline.number is not None
         return Guard.INLINE_TARGET_NOT_SHOWN if missing else None
-    if inline.target.id not in {candidate.fact.id for candidate in subject.candidates}:
-        return Guard.INLINE_TARGET_UNRELATED
-    if closer_candidate(subject, inline.target):
-        return Guard.INLINE_TARGET_UNRELATED
-    return None
+    own = {candidate.fact.id for candidate in subject.candidates}
+    unrelated = inline.target.id not in own or closer_candidate(subject, inline.target)
+    return Guard.INLINE_TARGET_UNRELATED if unrelated else None
 
 
 def closer_candidate(subject: Subject, target: Fact) -> bool:

@@ -21,11 +21,7 @@ from memory.priority import Priority
 from memory.records import Action, FactSource
 from memory.scope import Scope
 from memory.store import Store, StoreTransaction
-from memory.write.apply import (
-    AppliedWrite,
-    ApplyContext,
-    apply_writes,
-)
+from memory.write.apply import AppliedWrite, ApplyContext, apply_writes
 from memory.write.candidates import CALIBRATED_CANDIDATE_THRESHOLD, find_candidates
 from memory.write.combined import extract_and_decide, related_facts
 from memory.write.decision import decide

@@ -46,12 +46,11 @@ class QueueWorker:
         lease: timedelta,
         clock: Callable[[], datetime],
         concurrency: int,
-        worker_id: str | None = None,
         replies: Replies | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("the queue worker needs a concurrency of at least 1")
-        self.worker_id = worker_id or new_worker_id()
+        self.worker_id = new_worker_id()
         self._store = store
         self._lease = lease
         self._clock = clock

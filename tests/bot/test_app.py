@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
 
@@ -119,15 +119,13 @@ async def test_start_up_answers_at_once_while_queued_writes_wait_for_a_hanging_m
         await harness.app.aclose()
     store = await Store.open(config.storage.database_path)
     try:
-        rows = await store.read(
-            lambda tx: [tx.pending.for_owner(person.owner) for person in people]
-        )
+        queued = await store.read(lambda tx: tx.pending.due(datetime.max.replace(tzinfo=UTC)))
     finally:
         await store.aclose()
     # Cut off by the shutdown: still queued, unclaimed, for the next start.
-    assert [[(row.attempts, row.claimed_by) for row in queued] for queued in rows] == [
-        [(0, None)]
-    ] * 6
+    assert [(row.owner, row.attempts, row.claimed_by) for row in queued] == [
+        (person.owner, 0, None) for person in people
+    ]
 
 
 def said(person: str, text: str) -> IncomingMessage:

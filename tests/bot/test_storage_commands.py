@@ -131,7 +131,7 @@ async def test_the_scheduled_storage_job_compacts_and_gives_pages_back(tmp_path:
     assert "MiB of free database pages given back" in summary
     after = await database_space(store.database)
     assert after is not None and after.free_bytes == 0
-    assert await index.version_count() == 1
+    assert (await index.space()).versions == 1
     await index.aclose()
     await store.aclose()
 

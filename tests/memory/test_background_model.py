@@ -99,7 +99,6 @@ async def test_a_call_at_the_server_gives_way_to_a_reply_and_is_sent_again_after
     with replies.reply():
         await asyncio.sleep(0.02)
         assert server.held == 0  # cancelled: the server stops generating
-        assert model.given_way == 1
         server.release.set()
         await asyncio.sleep(0.02)
         assert not call.done()  # not sent again while the reply is prepared
@@ -117,7 +116,7 @@ async def test_after_max_wait_a_call_goes_beside_the_replies_and_is_not_cancelle
         assert server.held == 1
         with replies.reply():  # another reply starts meanwhile
             await asyncio.sleep(0.02)
-            assert server.held == 1 and model.given_way == 0
+            assert server.held == 1  # not cancelled
         server.release.set()
         assert await asyncio.wait_for(call, 1) == '{"facts": []}'
     assert server.calls == 1

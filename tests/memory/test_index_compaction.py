@@ -69,7 +69,7 @@ async def test_compaction_leaves_the_large_fragment_as_it_is(tmp_path: Path) -> 
     assert large <= _data_files(folder), "the large fragment was rewritten"
     # 8 rows per compaction: 8, 8, 8 side by side (fewer than MERGE_WIDTH of a size class).
     assert await index.fragment_count() == 1 + 3
-    assert await index.version_count() == 1
+    assert (await index.space()).versions == 1
     assert await index.count() == BULK + 24
     hits = await index.full_text_search(ALICE, f"{BULK + 20}", limit=1)
     assert [hit.fact_id for hit in hits] == [BULK + 20]
@@ -91,7 +91,7 @@ async def test_an_erase_after_small_compactions_leaves_no_byte_of_the_fact(
 
     assert files_containing(folder, "zqxjpassvv") == []
     assert await index.count() == 2008
-    assert await index.version_count() == 1
+    assert (await index.space()).versions == 1
     await index.aclose()
 
 
@@ -124,7 +124,7 @@ async def test_new_rows_wait_unindexed_until_every_eighth_compaction(tmp_path: P
     assert _segments(folder) == {"owner_digest_idx": 1, "text_idx": 1}
     assert _unindexed_rows(folder) == 0
     assert await index.count() == fact_id
-    assert await index.version_count() == 1
+    assert (await index.space()).versions == 1
     await index.aclose()
 
 
@@ -145,6 +145,6 @@ async def test_single_writes_leave_a_few_fragments_that_search_as_one(tmp_path: 
         vector = _fact(probe).vector
         tiered = await index.search(ALICE, vector, model="m", limit=6)
         assert tiered == await whole.search(ALICE, vector, model="m", limit=6)
-    assert await index.version_count() == 1
+    assert (await index.space()).versions == 1
     await index.aclose()
     await whole.aclose()

@@ -62,7 +62,7 @@ async def _fresh_full_text_index_bytes(folder: Path, size: int, without: int) ->
 
 
 async def _assert_only_the_latest_version(index: LanceFactIndex, folder: Path) -> None:
-    assert await index.version_count() == 1
+    assert (await index.space()).versions == 1
     assert _table_files(folder, "_deletions") == []
     index_folders = {path.name for path in _table_files(folder, "_indices")}
     listed = {config.index_uuid for config in await index._table.list_indices()}

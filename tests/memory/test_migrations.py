@@ -268,7 +268,7 @@ def read_back(transaction: StoreTransaction) -> ReadBack:
         berlin=berlin,
         history=transaction.facts.events_for_fact(ALICE_ROOM, berlin.id),
         turns=transaction.turns.recent(ALICE_ROOM.room, limit=10),
-        queued=transaction.pending.for_owner(ALICE_ROOM.owner),
+        queued=transaction.pending.due(datetime.max.replace(tzinfo=UTC)),
         setting=transaction.get_setting("consolidation.last_run"),
         bob=transaction.facts.list_in_scope(BOB_ROOM),
     )
@@ -298,7 +298,8 @@ async def read_through_the_store(store: Store) -> None:
         (Role.ASSISTANT, "Congratulations on the move!"),
     ]
     assert [(write.text, write.attempts, write.last_error) for write in read.queued] == [
-        ("I have two sisters", 1, "LLM unreachable: connection refused")
+        ("I have two sisters", 1, "LLM unreachable: connection refused"),
+        ("I got a dog", 0, None),
     ]
     assert read.setting == "2025-03-01T09:30:00+00:00"
     assert len(read.bob) == 2

@@ -93,7 +93,6 @@ async def test_a_claim_skips_a_person_another_process_is_changing(
         lease=timedelta(minutes=15),
         clock=lambda: NOW,
         concurrency=1,
-        worker_id="worker-b",
     )
     held, release = threading.Event(), threading.Event()
     # Alice held by the first process, e.g. a forget in progress.

@@ -16,6 +16,8 @@ from memory.scope import Scope, ScopeMode
 
 ALICE_DM = Scope("console:alice", "console:dm")
 ALICE_ROOM = Scope("console:alice", "console:room1")
+ALICE_EVERYWHERE = Scope("console:alice", "console:dm", ScopeMode.USER)  # every room of hers
+ALICE_BUT_DM = Scope("console:alice", "console:room1", ScopeMode.USER)  # all but her DM
 BOB_DM = Scope("console:bob", "console:dm")
 HOSTILE = Scope("console:' OR 1=1 --", "console:dm")
 DIMENSION = 32
@@ -48,11 +50,15 @@ def ids(hits: list[ScoredFactId]) -> list[int]:
     return [hit.fact_id for hit in hits]
 
 
+async def not_loaded(scope: Scope, model: str, limit: int) -> tuple[FactIds, Matrix]:
+    raise AssertionError("the scope's rows were loaded again")
+
+
 async def test_cached_answers_equal_lancedb_search(tmp_path: Path) -> None:
     cached = await filled(tmp_path / "cached")
     plain = await filled(tmp_path / "plain", rows=0)  # caches nothing: LanceDB searches
     try:
-        for scope in (ALICE_DM, ALICE_ROOM, BOB_DM, HOSTILE, ALICE_DM.with_mode(ScopeMode.USER)):
+        for scope in (ALICE_DM, ALICE_ROOM, BOB_DM, HOSTILE, ALICE_EVERYWHERE):
             for seed, limit, floor in [(1, 6, None), (2, 50, 0.1), (3, 5, 0.3), (4, 200, None)]:
                 query = unit(10_000 + seed)
                 expected = await plain.search(
@@ -65,8 +71,8 @@ async def test_cached_answers_equal_lancedb_search(tmp_path: Path) -> None:
                 assert [h.similarity for h in got] == pytest.approx(
                     [h.similarity for h in expected], abs=1e-5
                 )
-        assert cached.scope_cache.hits > 0
-        assert plain.scope_cache.rows_held == 0
+        assert cached.scope_cache.misses == 5  # each scope loaded once, then served from memory
+        assert await plain.scope_cache.rows(ALICE_DM, "m", not_loaded) is None  # holds nothing
     finally:
         await cached.aclose()
         await plain.aclose()
@@ -88,12 +94,10 @@ async def test_a_warm_cache_never_serves_another_scope(tmp_path: Path) -> None:
         assert {hit.fact_id // 100 for hit in everything} == {4, 9}
         assert {hit.fact_id for hit in everything if hit.fact_id >= 900} == {902}
         # "user" mode: Alice's facts follow her into group rooms, but her DM facts do not.
-        in_room = ids(
-            await index.search(ALICE_ROOM.with_mode(ScopeMode.USER), query, model="m", limit=1000)
-        )
+        in_room = ids(await index.search(ALICE_BUT_DM, query, model="m", limit=1000))
         assert 903 in in_room and 900 not in in_room
         assert not [i for i in in_room if i // 100 in (1, 3, 4) or i in (901, 902)]
-        assert index.scope_cache.hits >= 4
+        assert index.scope_cache.misses == 5  # the second round was served from memory
     finally:
         await index.aclose()
 
@@ -138,8 +142,8 @@ SCOPES = [
     ALICE_ROOM,
     BOB_DM,
     HOSTILE,
-    ALICE_DM.with_mode(ScopeMode.USER),  # from the DM: every room of hers
-    ALICE_ROOM.with_mode(ScopeMode.USER),  # from a group room: every room but her DM
+    ALICE_EVERYWHERE,
+    ALICE_BUT_DM,
     Scope("console:bob", "console:room1"),
 ]
 
@@ -224,12 +228,7 @@ async def test_a_fill_that_overlapped_writes_is_kept_with_them_replayed(
 
     rows = await cache.rows(ALICE_DM, "m", load_while_others_write)
     assert rows is not None and sorted(rows.fact_ids) == [2, 3]
-    assert cache.rows_held == 2
-
-    async def not_loaded_again(scope: Scope, model: str, limit: int) -> tuple[FactIds, Matrix]:
-        raise AssertionError("the scope was kept: no second load")
-
-    again = await cache.rows(ALICE_DM, "m", not_loaded_again)
+    again = await cache.rows(ALICE_DM, "m", not_loaded)  # the scope was kept
     assert again is not None and ids(again.search(unit(2), 5, None))[0] == 2
 
 
@@ -244,7 +243,8 @@ async def test_a_fill_that_overlapped_a_failed_write_is_not_kept() -> None:
 
     rows = await cache.rows(ALICE_DM, "m", load_while_someone_writes)
     assert rows is not None and list(rows.fact_ids) == [1]
-    assert cache.rows_held == 0
+    await cache.rows(ALICE_DM, "m", load_while_someone_writes)
+    assert cache.misses == 2  # not kept: loaded again
 
 
 async def test_the_cache_is_bounded_and_large_scopes_are_searched_by_lancedb(
@@ -258,9 +258,13 @@ async def test_the_cache_is_bounded_and_large_scopes_are_searched_by_lancedb(
     try:
         await index.search(ALICE_DM, query, model="m", limit=3)
         await index.search(BOB_DM, query, model="m", limit=3)  # 60 rows > 50: Alice's entry goes
-        assert index.scope_cache.rows_held == 30
         big = await index.search(ALICE_ROOM, query, model="m", limit=60)
         assert sorted(ids(big)) == list(range(300, 360))
-        assert index.scope_cache.rows_held == 30
+        misses = index.scope_cache.misses
+        await index.search(ALICE_ROOM, query, model="m", limit=3)  # known too large: not loaded
+        await index.search(BOB_DM, query, model="m", limit=3)  # still held
+        assert index.scope_cache.misses == misses
+        await index.search(ALICE_DM, query, model="m", limit=3)
+        assert index.scope_cache.misses == misses + 1  # Alice's entry went
     finally:
         await index.aclose()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
@@ -249,11 +250,11 @@ async def test_user_mode_follows_the_person_but_keeps_dm_facts_out_of_groups(sto
     def read(transaction: StoreTransaction) -> list[list[Fact]]:
         facts = transaction.facts
         return [
-            facts.list_in_scope(ALICE_R2.with_mode(ScopeMode.USER)),
-            facts.list_in_scope(ALICE_DM.with_mode(ScopeMode.USER)),
+            facts.list_in_scope(replace(ALICE_R2, mode=ScopeMode.USER)),
+            facts.list_in_scope(replace(ALICE_DM, mode=ScopeMode.USER)),
             # Recall's read by id (its own statements) draws the same lines.
-            facts.get_many(ALICE_R2.with_mode(ScopeMode.USER), everyone),
-            facts.get_many(ALICE_DM.with_mode(ScopeMode.USER), everyone),
+            facts.get_many(replace(ALICE_R2, mode=ScopeMode.USER), everyone),
+            facts.get_many(replace(ALICE_DM, mode=ScopeMode.USER), everyone),
             facts.get_many(ALICE_R2, everyone),
         ]
 
@@ -271,7 +272,7 @@ async def test_scope_sees_what_the_sql_filter_selects(store: Store) -> None:
         lambda transaction: [transaction.facts.add(scope, NewFact("a fact")) for scope in told]
     )
     for scope, mode in itertools.product(told, ScopeMode):
-        reader = scope.with_mode(mode)
+        reader = replace(scope, mode=mode)
         selected = {fact.id for fact in await store.read(partial(list_in_scope, reader))}
         assert selected == {fact.id for fact in facts if reader.sees(fact.owner, fact.room)}
 
@@ -484,7 +485,7 @@ async def test_hostile_ids_see_only_their_own_facts(
 
     own = await store.write(add)
     for mode in ScopeMode:
-        read = partial(list_in_scope, hostile.with_mode(mode), statuses=tuple(FactStatus))
+        read = partial(list_in_scope, replace(hostile, mode=mode), statuses=tuple(FactStatus))
         visible = await store.read(read)
         if owner_id == "alice":
             continue  # the hostile id happens to be alice herself

@@ -64,9 +64,12 @@ async def test_a_database_made_before_switches_to_incremental_vacuum_keeping_its
     assert await switch_to_incremental_vacuum(store.database) is None
 
 
-async def test_a_large_database_waits_for_mnemo_compact(store: Store) -> None:
+async def test_a_large_database_waits_for_mnemo_compact(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     await _fill(store, ALICE, 50)
-    assert await switch_to_incremental_vacuum(store.database, max_bytes=4096) is False
+    monkeypatch.setattr("memory.store.space.SWITCH_AT_START_UP_MAX_BYTES", 4096)
+    assert await switch_to_incremental_vacuum(store.database) is False
     space = await database_space(store.database)
     assert space is not None and not space.incremental_vacuum
 

@@ -8,6 +8,7 @@ import asyncio
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -194,7 +195,7 @@ async def test_commands_and_messages_of_a_person_take_effect_in_the_order_they_c
     ] * 3
     queued, turns = await bot.app.store.read(
         lambda tx: (
-            tx.pending.for_owner("matrix:alice"),
+            tx.pending.due(datetime.max.replace(tzinfo=UTC)),
             tx.turns.recent("matrix:dm", limit=100),
         )
     )

@@ -6,6 +6,8 @@ import json
 from collections.abc import Sequence
 from functools import partial
 
+import pytest
+
 from memory.consolidation import PairJudgement, apply_decision, consolidate, propose_pairs
 from memory.consolidation.decisions import decide
 from memory.embedding.base import Embedder
@@ -79,7 +81,7 @@ async def test_a_fact_of_another_scope_cannot_even_be_proposed(
 
 
 async def test_verdicts_naming_pairs_that_were_not_shown_are_ignored(
-    store: Store, index: LanceFactIndex, embedder: Embedder
+    store: Store, index: LanceFactIndex, embedder: Embedder, caplog: pytest.LogCaptureFixture
 ) -> None:
     facts = await add_facts(
         store,
@@ -103,7 +105,7 @@ async def test_verdicts_naming_pairs_that_were_not_shown_are_ignored(
 
     report = await consolidate(store, index, embedder, model, SETTINGS)
 
-    assert report.ignored_verdicts == 3
+    assert caplog.text.count("ignored (not shown)") == 3
     assert report.merges == []
     assert len(model.calls) == 1
     assert "Corolla" in model.calls[0].prompt_text

@@ -3,6 +3,7 @@ in the query, hostile input."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -75,10 +76,10 @@ async def test_full_text_user_mode_hides_direct_messages_in_group_rooms(
     secret, talks = await _add(
         store, index, (direct, "my salary is secret"), (ALICE, "salary talks")
     )
-    group = ALICE_OTHER_ROOM.with_mode(ScopeMode.USER)
+    group = replace(ALICE_OTHER_ROOM, mode=ScopeMode.USER)
     found = await index.full_text_search(group, "salary", limit=5)
     assert [hit.fact_id for hit in found] == [talks]
-    in_direct = direct.with_mode(ScopeMode.USER)
+    in_direct = replace(direct, mode=ScopeMode.USER)
     found = await index.full_text_search(in_direct, "salary", limit=5)
     assert {hit.fact_id for hit in found} == {secret, talks}
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +23,7 @@ from memory.recall import (
     ScriptedReranker,
 )
 from memory.recall.fastembed_reranker import CrossEncoderEngine
+from memory.recall.recaller import nothing
 from memory.records import Fact, FactStatus, NewFact
 from memory.scope import Scope, ScopeMode
 from memory.store import Store
@@ -61,6 +63,16 @@ def _texts(recalled: Sequence[RecalledFact]) -> list[str]:
     return [item.fact.text for item in recalled]
 
 
+def _for_message(recaller: Recaller) -> Callable[[Scope, str], Awaitable[list[RecalledFact]]]:
+    """The recall of a message, as the core asks for it (with nothing read along)."""
+
+    async def recall(scope: Scope, text: str) -> list[RecalledFact]:
+        recalled, _ = await recaller.for_message_with(scope, text, nothing)
+        return recalled
+
+    return recall
+
+
 @pytest.fixture
 async def alice_facts(
     store: Store, index: LanceFactIndex, embedder: FastEmbedEmbedder
@@ -93,7 +105,7 @@ async def test_no_mode_returns_other_people_or_rooms(
         settings = RecallSettings(top_k=50, lookup_min_similarity=-1.0, hybrid=hybrid)
         reranker = ScriptedReranker({question: 100.0}, default=0.0)
         recaller = Recaller(store, index, embedder, settings, reranker=reranker)
-        for recall in (recaller.passive, recaller.lookup, recaller.for_message):
+        for recall in (recaller.passive, recaller.lookup, _for_message(recaller)):
             recalled = await recall(ALICE, question)
             assert {item.fact.id for item in recalled} <= allowed, (hybrid, recall)
             assert recalled[0].fact.text == "My sister is called Anna"
@@ -105,12 +117,12 @@ async def test_user_mode_follows_the_person_but_not_out_of_direct_messages(
 ) -> None:
     (secret,) = await _remember(store, index, embedder, ALICE_DIRECT, ["My salary is 4000 euros"])
     recaller = Recaller(store, index, embedder, RecallSettings(top_k=50, hybrid=True))
-    in_group = ALICE_ELSEWHERE.with_mode(ScopeMode.USER)
+    in_group = replace(ALICE_ELSEWHERE, mode=ScopeMode.USER)
     for recall in (recaller.passive, recaller.lookup):
         texts = _texts(await recall(in_group, "How much is my salary?"))
         assert "My salary is 4000 euros" not in texts
         assert "I live in Lyon" in texts
-    in_direct = ALICE_DIRECT.with_mode(ScopeMode.USER)
+    in_direct = replace(ALICE_DIRECT, mode=ScopeMode.USER)
     assert (await recaller.lookup(in_direct, "How much is my salary?"))[0].fact.id == secret.id
 
 
@@ -295,10 +307,11 @@ async def test_for_message_reranks_questions_only(
 ) -> None:
     reranker = ScriptedReranker()
     recaller = Recaller(store, index, embedder, RecallSettings(top_k=2), reranker=reranker)
-    statement = await recaller.for_message(ALICE, "I had a long shift at the hospital today.")
+    for_message = _for_message(recaller)
+    statement = await for_message(ALICE, "I had a long shift at the hospital today.")
     assert len(statement) == 2 and reranker.calls == []
-    await recaller.for_message(ALICE, "what do you remember about my cats")
-    await recaller.for_message(ALICE, "Where do I work?")
+    await for_message(ALICE, "what do you remember about my cats")
+    await for_message(ALICE, "Where do I work?")
     assert [query for query, _ in reranker.calls] == [
         "what do you remember about my cats",
         "Where do I work?",
@@ -381,5 +394,5 @@ async def test_what_do_you_know_about_me_gives_the_newest_facts_of_the_scope(
     recaller = Recaller(store, index, embedder, settings)
     # Similarity has nothing to rank by: lookup gives top_k facts that happen to score best.
     assert len(await recaller.lookup(ALICE, "What do you know about me?")) == 3
-    recalled = await recaller.for_message(ALICE, "What do you know about me?")
+    recalled = await _for_message(recaller)(ALICE, "What do you know about me?")
     assert _texts(recalled) == list(reversed(ALICE_FACTS))[:5]

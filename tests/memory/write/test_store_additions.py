@@ -1,6 +1,8 @@
-"""The store queries the write path added: scoped undo lookup and per-person queue access."""
+"""The store queries the write path added: scoped undo lookup and per-scope queue discard."""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime
 
 from memory.records import Action, Actor, FactEvent, NewFact
 from memory.store import EventDraft, Store, StoreTransaction
@@ -54,7 +56,8 @@ def enqueue_messages(transaction: StoreTransaction) -> None:
 
 
 def queued_texts(owner: str, transaction: StoreTransaction) -> list[str]:
-    return [p.text for p in transaction.pending.for_owner(owner)]
+    queued = transaction.pending.due(datetime.max.replace(tzinfo=UTC))
+    return [p.text for p in queued if p.owner == owner]
 
 
 def discard_alice(transaction: StoreTransaction) -> tuple[list[str], int]:
@@ -63,7 +66,7 @@ def discard_alice(transaction: StoreTransaction) -> tuple[list[str], int]:
     return before, transaction.pending.discard_for_scope(ALICE)
 
 
-async def test_queue_per_owner_in_order_and_discard_per_scope(store: Store) -> None:
+async def test_queue_discard_per_scope(store: Store) -> None:
     await store.write(enqueue_messages)
     assert await store.write(discard_alice) == (["one", "two", "three"], 2)
     assert await store.read(lambda transaction: queued_texts(ALICE.owner, transaction)) == ["two"]
