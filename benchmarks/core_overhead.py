@@ -9,9 +9,9 @@ filter has rows to exclude (``--model``: another embedding model, with its promp
 measured message goes through ``core.handle`` exactly as an adapter sends it: addressing, rate
 limit, taking the message in (its turn and queue row, in one transaction, before the reply),
 recall, reading turns, prompt assembly, the LLM call, and storing the answer. The LLM is an
-instant scripted model whose time is measured and subtracted anyway. The queue worker starts on
-the message at once, so with this instant model its work falls inside the measured time; the
-queue is drained between messages, so it does not compete with the next reply.
+instant scripted model whose time is measured and subtracted anyway. The queue worker claims the
+message once no reply is in progress (replies first), and the queue is drained between
+messages, so memory's background work does not compete with the next reply.
 
 Statements take passive recall (top 6); questions take the lookup path (a pool of 50 by
 cosine; no cross-encoder, as on a machine without one). Prints p50/p95/max in milliseconds.
