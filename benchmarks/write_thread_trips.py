@@ -164,7 +164,6 @@ async def one_round(mode: str, replies: int, slice_seconds: float) -> str:
     with tempfile.TemporaryDirectory(prefix="mnemo-write-thread-") as folder:
         path = Path(folder) / "mnemo.sqlite3"
         store = await Store.open(path)
-        await store.database.open_connections()
         try:
             if mode == "async":
                 runs = (reply_async(store, n, slice_seconds) for n in range(replies))

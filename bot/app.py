@@ -52,7 +52,6 @@ class Application:
         """Start the queue worker and the maintenance jobs in the background; returns at
         once. Writes left queued by an earlier run (crash, LLM outage) are picked up by the
         worker while the adapters already answer."""
-        await self.store.database.open_connections()
         self.writer.start()
         await self.scheduler.start()
 

@@ -222,8 +222,7 @@ class Store:
     async def read(self, job: Callable[[StoreTransaction], T]) -> T:
         """Run ``job``, a transaction that only reads: it waits for no writer (use it on
         the reply path)."""
-        async with self.database.session() as session:
-            return await session.run_sync(lambda sync: job(repositories(sync, WithoutIndex())))
+        return await self.database.read(lambda session: job(repositories(session, WithoutIndex())))
 
     async def scrub(self) -> None:
         """Make rows deleted so far unrecoverable from the database's files, holding the

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -13,7 +14,6 @@ from urllib.parse import quote
 from sqlalchemy import URL, Connection, Engine, create_engine, event, make_url
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import (
-    AsyncConnection,
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
@@ -32,10 +32,8 @@ JOURNAL_SIZE_LIMIT_BYTES = 4 * 2**20
 LOG_WAIT_SECONDS = 2.0
 POSTGRES_DISK_FULL = "53100"
 POSTGRES_LOCK_TIMEOUT = "55P03"
-# SQLite connections, all kept open (no overflow): fifty people at once use more than
-# SQLAlchemy's five, and each one opened anew costs a thread, the pragmas (each a trip through
-# the busy event loop) and SQLite reading the schema again.
-SQLITE_POOL_SIZE = 30
+# Threads that each run a whole read job on a connection of their own (WAL: beside the writer).
+SQLITE_READERS = 4
 
 
 def _set_sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
@@ -63,13 +61,33 @@ def _set_read_only_pragmas(dbapi_connection: Any, connection_record: Any) -> Non
 
 
 def _no_implicit_begin(dbapi_connection: Any, connection_record: Any) -> None:
-    # pysqlite's own BEGIN off: the writer begins (below) and commits its transactions.
+    # pysqlite's own BEGIN off (it begins none before a SELECT): each engine below begins
+    # its transactions itself.
     dbapi_connection.isolation_level = None
+
+
+def _begin(connection: Connection) -> None:
+    connection.exec_driver_sql("BEGIN")
 
 
 def _begin_immediate(connection: Connection) -> None:
     # SQLite's write lock from the start (WAL: readers go on), not at the first write.
     connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def create_read_engine(path: Path) -> Engine:
+    """The engine of SQLite's reader threads: sync (a job runs whole in a thread), each
+    job one transaction, so all it reads comes from one snapshot."""
+    engine = create_engine(
+        URL.create("sqlite+pysqlite", database=str(path)),
+        pool_size=SQLITE_READERS,
+        max_overflow=0,
+        connect_args={"check_same_thread": False},
+    )
+    event.listen(engine, "connect", _set_sqlite_pragmas)
+    event.listen(engine, "connect", _no_implicit_begin)
+    event.listen(engine, "begin", _begin)
+    return engine
 
 
 def create_write_engine(path: Path) -> Engine:
@@ -132,7 +150,7 @@ def create_engine_for(url: URL, *, read_only: bool = False) -> AsyncEngine:
             engine = create_async_engine(read_only_sqlite_url(str(url.database)))
             event.listen(engine.sync_engine, "connect", _set_read_only_pragmas)
             return engine
-        engine = create_async_engine(url, pool_size=SQLITE_POOL_SIZE, max_overflow=0)
+        engine = create_async_engine(url)
         event.listen(engine.sync_engine, "connect", _set_sqlite_pragmas)
         return engine
     if url.get_backend_name() == "postgresql":
@@ -157,8 +175,9 @@ class Database:
     SQLite's busy handler (which polls, is unfair, and fails with "database is locked" past
     ``busy_timeout``). It is the one place that batches: jobs waiting at once share one
     commit, and their index rows are written together after it, in commit order. Whatever
-    else writes holds the writer meanwhile (:meth:`writing`). Reads run beside it on their
-    own connections (WAL). PostgreSQL orders concurrent transactions itself.
+    else writes holds the writer meanwhile (:meth:`writing`). Reads run beside it, each job
+    whole in one of a few reader threads on their own connections (:meth:`read`; WAL).
+    PostgreSQL orders concurrent transactions itself.
 
     ``read_only`` opens an existing database without changing it (``mnemo doctor`` beside a
     running bot): no journal-mode switch, every write refused.
@@ -168,12 +187,16 @@ class Database:
         self.url = database_url(location)
         self.engine: AsyncEngine = create_engine_for(self.url, read_only=read_only)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
-        # SQLite's writer (a read-only file has none: its writes fail).
+        # SQLite's writer and readers (a read-only file has neither: its writes fail).
         self.write_engine: Engine | None = None
         self._writer: WriteThread | None = None
+        self.read_engine: Engine | None = None
+        self._readers: ThreadPoolExecutor | None = None
         if self.dialect == "sqlite" and not read_only:
             self.write_engine = create_write_engine(self.path)
             self._writer = WriteThread(self.write_engine, translate=translate_error)
+            self.read_engine = create_read_engine(self.path)
+            self._readers = ThreadPoolExecutor(SQLITE_READERS, "mnemo-sqlite-reader")
         # How long a truncation of the log waits for readers (replies read in milliseconds).
         self.log_wait_seconds = LOG_WAIT_SECONDS
 
@@ -187,27 +210,6 @@ class Database:
         if self.dialect != "sqlite":
             raise StoreError(f"a {self.dialect} database has no file of its own")
         return Path(str(self.url.database))
-
-    async def open_connections(self) -> None:
-        """Open every pooled SQLite connection now, while the bot is idle. Opened by the first
-        burst of replies instead, each would cost its thread and pragmas, trips through the
-        busy event loop that a reply's read waits for (docs/benchmarks.md, "The pool opened
-        at start"). Nothing on PostgreSQL, whose pool grows and shrinks as it should, nor
-        for a read-only file."""
-        if self._writer is None:  # PostgreSQL, or a read-only SQLite file
-            return
-        opened = await asyncio.gather(
-            *(self.engine.connect().start() for _ in range(SQLITE_POOL_SIZE)),
-            return_exceptions=True,
-        )
-        for connection in opened:
-            if isinstance(connection, AsyncConnection):
-                await connection.close()
-        failed = next((error for error in opened if isinstance(error, BaseException)), None)
-        if isinstance(failed, SQLAlchemyError):
-            raise translate_error(failed) from failed
-        if failed is not None:
-            raise failed
 
     @asynccontextmanager
     async def writing(self, priority: Priority) -> AsyncIterator[None]:
@@ -230,6 +232,21 @@ class Database:
             value = await session.run_sync(lambda sync: job(sync, commit))
         await commit.after()
         return value
+
+    async def read(self, job: Callable[[Session], T]) -> T:
+        """``job``'s value, run in one transaction that only reads: on SQLite whole in a
+        reader thread (one hand-over, however many statements), beside the writer."""
+        if self._readers is None:
+            async with self.session() as session:
+                return await session.run_sync(job)
+        return await asyncio.get_running_loop().run_in_executor(self._readers, self._read, job)
+
+    def _read(self, job: Callable[[Session], T]) -> T:
+        try:
+            with Session(self.read_engine, expire_on_commit=False) as session, session.begin():
+                return job(session)
+        except SQLAlchemyError as error:
+            raise translate_error(error) from error
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[AsyncSession]:
@@ -286,4 +303,8 @@ class Database:
         (also of callers cancelled while they waited for the commit)."""
         if self._writer is not None:
             await self._writer.aclose()
+        if self._readers is not None:
+            await asyncio.to_thread(self._readers.shutdown)
+        if self.read_engine is not None:
+            self.read_engine.dispose()
         await self.engine.dispose()

@@ -24,10 +24,8 @@ from memory.indexing import to_indexed
 from memory.records import NewFact
 from memory.scope import Scope
 from memory.store import Store, StoreTransaction
-from memory.store.database import SQLITE_POOL_SIZE
 from tests.bot.core.harness import START, make_config, open_harness
 from tests.memory.test_index_batch import ALICE, turn_held
-from tests.memory.test_store import idle_connections
 from tests.memory.write.gated import GUARD_SECONDS, is_extraction, until
 
 
@@ -48,19 +46,6 @@ async def test_start_schedules_every_job_and_close_stops_them(
     }
     await harness.app.aclose()
     assert not scheduler.running
-
-
-async def test_the_bot_opens_its_database_connections_before_the_first_message(
-    tmp_path: Path, embedder: Embedder
-) -> None:
-    """Opened by the first burst of messages, each connection's set-up would be waited for
-    by a reply's read (docs/benchmarks.md, "The pool opened at start")."""
-    harness = await open_harness(tmp_path, embedder)
-    try:
-        await harness.app.start()
-        assert idle_connections(harness.app.store) == SQLITE_POOL_SIZE
-    finally:
-        await harness.app.aclose()
 
 
 async def test_shutdown_waits_for_a_running_job(store: Store) -> None:

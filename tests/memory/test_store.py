@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -14,7 +16,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import URL, Row, text
-from sqlalchemy.pool import QueuePool
 
 from memory.errors import InvalidScopeError, StorageFullError
 from memory.records import (
@@ -31,7 +32,6 @@ from memory.records import (
 )
 from memory.scope import Scope, ScopeMode
 from memory.store import Erased, EventDraft, Store, StoreTransaction
-from memory.store.database import SQLITE_POOL_SIZE
 from tests.memory.full_disk import fill_the_disk
 
 ALICE_R1 = Scope("console:alice", "console:room1")
@@ -60,27 +60,27 @@ async def test_wal_mode_is_on(sqlite_store: Store) -> None:
     assert mode == "wal"
 
 
-async def test_the_pool_of_a_store_that_writes_is_opened_whole_and_kept(tmp_path: Path) -> None:
-    store = await Store.open(tmp_path / "mnemo.sqlite3")
-    try:
-        assert idle_connections(store) < SQLITE_POOL_SIZE
-        await store.database.open_connections()
-        assert idle_connections(store) == SQLITE_POOL_SIZE
-        assert await store.read(lambda transaction: transaction.pending.count()) == 0
-        assert idle_connections(store) == SQLITE_POOL_SIZE  # returned, not closed
-    finally:
-        await store.aclose()
-    reader = Store.open_read_only(tmp_path / "mnemo.sqlite3")
-    await reader.database.open_connections()
-    assert idle_connections(reader) == 0  # mnemo doctor opens what it uses
-    await reader.aclose()
+async def test_a_read_job_sees_one_snapshot_while_the_writer_commits(
+    sqlite_store: Store,
+) -> None:
+    """A read job runs whole in a reader thread, in one transaction: a fact committed
+    between two of its statements is in neither (recall's facts and turns agree)."""
+    store = sqlite_store
+    between = threading.Event()
+    committed = threading.Event()
 
+    def read_twice(transaction: StoreTransaction) -> tuple[int, int]:
+        first = len(transaction.facts.list_in_scope(ALICE_R1))
+        between.set()
+        assert committed.wait(timeout=30)
+        return first, len(transaction.facts.list_in_scope(ALICE_R1))
 
-def idle_connections(store: Store) -> int:
-    """The connections open in the store's pool that nobody uses now."""
-    pool = store.database.engine.pool
-    assert isinstance(pool, QueuePool)
-    return pool.checkedin()
+    reading = asyncio.ensure_future(store.read(read_twice))
+    assert await asyncio.to_thread(between.wait, 30)
+    await store.write(lambda transaction: transaction.facts.add(ALICE_R1, NewFact("I have a cat")))
+    committed.set()
+    assert await reading == (0, 0)
+    assert await store.read(lambda tx: len(tx.facts.list_in_scope(ALICE_R1))) == 1
 
 
 async def test_store_survives_reopen(database_location: Path | URL) -> None:

@@ -60,8 +60,9 @@ async def test_a_reply_takes_three_database_sessions_and_reads_facts_and_turns_i
         return await run(job, priority)
 
     store.database.run = counted_turn  # type: ignore[method-assign]
-    # The reads' engine, and on SQLite the writer's.
-    engines = [store.database.engine.sync_engine, store.database.write_engine]
+    # The async engine, and on SQLite the readers' and the writer's.
+    database = store.database
+    engines = [database.engine.sync_engine, database.read_engine, database.write_engine]
     for engine in engines:
         if engine is not None:
             event.listen(engine, "checkout", checked_out)
