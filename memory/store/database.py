@@ -239,7 +239,11 @@ class Database:
         if self._readers is None:
             async with self.session() as session:
                 return await session.run_sync(job)
-        return await asyncio.get_running_loop().run_in_executor(self._readers, self._read, job)
+        try:
+            reading = asyncio.get_running_loop().run_in_executor(self._readers, self._read, job)
+        except RuntimeError as error:  # the readers were shut down by aclose
+            raise StoreError("the store is closed: nothing more can be read") from error
+        return await reading
 
     def _read(self, job: Callable[[Session], T]) -> T:
         try:

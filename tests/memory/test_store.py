@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import URL, Row, text
 
-from memory.errors import InvalidScopeError, StorageFullError
+from memory.errors import InvalidScopeError, StorageFullError, StoreError
 from memory.records import (
     Action,
     Actor,
@@ -81,6 +81,13 @@ async def test_a_read_job_sees_one_snapshot_while_the_writer_commits(
     committed.set()
     assert await reading == (0, 0)
     assert await store.read(lambda tx: len(tx.facts.list_in_scope(ALICE_R1))) == 1
+
+
+async def test_a_closed_store_says_so_when_read(tmp_path: Path) -> None:
+    store = await Store.open(tmp_path / "mnemo.sqlite3")
+    await store.aclose()
+    with pytest.raises(StoreError, match="the store is closed: nothing more can be read"):
+        await store.read(lambda transaction: transaction.pending.count())
 
 
 async def test_store_survives_reopen(database_location: Path | URL) -> None:
